@@ -1,0 +1,323 @@
+"""Per-session calibration of the token estimate from provider-reported usage, and the prompt predictor."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from dcp_plugin.tokens import (
+    CHARS_PER_TOKEN_JSON,
+    CHARS_PER_TOKEN_TEXT,
+    DEFAULT_IMAGE_TOKENS,
+    ZERO,
+    ContentEstimate,
+    ReportedUsage,
+    estimate_message_split,
+    reported_usage,
+)
+
+# The fixed ratios act like one observation of this many tokens on each axis, so a
+# handful of small steps cannot swing the fit far from chars/4 and chars/2.
+PRIOR_TOKENS = 300
+MIN_SCALE = 0.25
+MAX_SCALE = 4.0
+# Steps whose new content is this small say more about noise than about the tokenizer.
+MIN_OBSERVATION_TOKENS = 32
+# An observed tokens-per-estimated-token outside this range means the history changed
+# between the two requests (pruning, a host-side rewrite), not that the tokenizer did.
+PLAUSIBLE_SCALE = (0.2, 5.0)
+
+PredictionPath = Literal["reported", "history"]
+
+
+@dataclass
+class Calibration:
+    """What one session has learned about one model's tokenizer and fixed overhead.
+
+    The fit is a ridge regression, pulled towards the fixed ratios, of
+    ``reported new tokens ≈ a·text_estimate + b·json_estimate``, where the
+    reported new tokens of a step are its prompt minus the previous step's prompt
+    and output. ``a`` and ``b`` are multipliers on the fixed-ratio estimates, so the
+    learned characters per token are 4/a for text and 2/b for JSON.
+    """
+
+    model_id: str | None = None
+    stt: float = 0.0
+    sjj: float = 0.0
+    stj: float = 0.0
+    str_: float = 0.0
+    sjr: float = 0.0
+    observations: int = 0
+    first_prompt: int | None = None
+    first_history: ContentEstimate = ZERO
+    first_carried: int = 0
+
+    def observe_step(self, new_tokens: int, new: ContentEstimate) -> bool:
+        """Record that content estimated as ``new`` cost ``new_tokens`` reported tokens."""
+        chars_based = new.text + new.json
+        target = new_tokens - new.media
+        if chars_based < MIN_OBSERVATION_TOKENS or target <= 0:
+            return False
+        if not PLAUSIBLE_SCALE[0] <= target / chars_based <= PLAUSIBLE_SCALE[1]:
+            return False
+        t, j, r = float(new.text), float(new.json), float(target)
+        self.stt += t * t
+        self.sjj += j * j
+        self.stj += t * j
+        self.str_ += t * r
+        self.sjr += j * r
+        self.observations += 1
+        return True
+
+    def observe_first(self, prompt: int, history: ContentEstimate, carried: int) -> None:
+        """Record the first reported prompt and what preceded it, for the fixed overhead."""
+        if self.first_prompt is None:
+            self.first_prompt = prompt
+            self.first_history = history
+            self.first_carried = carried
+
+    @property
+    def calibrated(self) -> bool:
+        return self.observations > 0
+
+    def scales(self) -> tuple[float, float]:
+        """Multipliers (text, json) on the fixed-ratio estimates; (1, 1) until there is data."""
+        if not self.observations:
+            return 1.0, 1.0
+        lam = float(PRIOR_TOKENS * PRIOR_TOKENS)
+        a11, a12, a22 = self.stt + lam, self.stj, self.sjj + lam
+        b1, b2 = self.str_ + lam, self.sjr + lam
+        det = a11 * a22 - a12 * a12
+        if det <= 0 or not math.isfinite(det):
+            return 1.0, 1.0
+        a = (b1 * a22 - a12 * b2) / det
+        b = (a11 * b2 - a12 * b1) / det
+        return _clamp(a), _clamp(b)
+
+    def scale(self, estimate: ContentEstimate) -> int:
+        """Calibrated tokens of content given its fixed-ratio estimate (media is not rescaled)."""
+        a, b = self.scales()
+        return math.ceil(a * estimate.text + b * estimate.json) + estimate.media
+
+    @property
+    def overhead(self) -> int:
+        """Tokens a prompt carries beyond its messages (system prompt, tool definitions)."""
+        if self.first_prompt is None:
+            return 0
+        return max(0, self.first_prompt - self.scale(self.first_history) - self.first_carried)
+
+    @property
+    def text_chars_per_token(self) -> float:
+        return CHARS_PER_TOKEN_TEXT / self.scales()[0]
+
+    @property
+    def json_chars_per_token(self) -> float:
+        return CHARS_PER_TOKEN_JSON / self.scales()[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model_id": self.model_id,
+            "sums": [self.stt, self.sjj, self.stj, self.str_, self.sjr],
+            "observations": self.observations,
+            "first_prompt": self.first_prompt,
+            "first_history": list(self.first_history),
+            "first_carried": self.first_carried,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        try:
+            stt, sjj, stj, str_, sjr = (float(x) for x in data["sums"])
+            first = data.get("first_prompt")
+            return cls(
+                model_id=data.get("model_id"),
+                stt=stt, sjj=sjj, stj=stj, str_=str_, sjr=sjr,
+                observations=int(data["observations"]),
+                first_prompt=None if first is None else int(first),
+                first_history=ContentEstimate(*(int(x) for x in data.get("first_history") or (0, 0, 0))),
+                first_carried=int(data.get("first_carried") or 0),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"calibration: malformed saved state ({exc})") from exc
+
+
+def _clamp(value: float) -> float:
+    if not math.isfinite(value):
+        return 1.0
+    return min(MAX_SCALE, max(MIN_SCALE, value))
+
+
+@dataclass
+class Calibrator:
+    """One Calibration per model a session has used; a model switch starts a fresh fit."""
+
+    by_model: dict[str, Calibration] = field(default_factory=dict)
+    current: str = ""
+    # Keys of steps already learned from, so replaying a history (after a reset, or
+    # the tracker re-reading its newest message) teaches each step once.
+    learned: set[str] = field(default_factory=set)
+
+    def for_model(self, model_id: str | None) -> Calibration:
+        key = model_id or ""
+        self.current = key
+        if key not in self.by_model:
+            self.by_model[key] = Calibration(model_id=model_id)
+        return self.by_model[key]
+
+    def active(self) -> Calibration:
+        return self.by_model.get(self.current) or Calibration()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "current": self.current,
+            "models": [c.to_dict() for c in self.by_model.values()],
+            "learned": sorted(self.learned),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibrator:
+        try:
+            models = [Calibration.from_dict(m) for m in data.get("models") or ()]
+        except (TypeError, AttributeError) as exc:
+            raise ValueError(f"calibrator: malformed saved state ({exc})") from exc
+        learned = {str(k) for k in data.get("learned") or ()}
+        return cls({m.model_id or "": m for m in models}, str(data.get("current") or ""), learned)
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorState:
+    """Running sums over a message list, enough to predict the next prompt in O(1).
+
+    ``anchor`` is the newest step with reported usage; ``tail`` the fixed-ratio
+    estimate of everything that reached the conversation after that step's prompt
+    was read (its tool results and all later messages). The ``history_*`` sums serve
+    the path without any report: incoming content and model output as characters,
+    except for steps that reported their output, which count with those tokens.
+    """
+
+    anchor: ReportedUsage | None = None
+    anchor_model: str | None = None
+    tail: ContentEstimate = ZERO
+    history: ContentEstimate = ZERO
+    history_reported_model: ContentEstimate = ZERO
+    history_reported_carried: int = 0
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    tokens: int
+    reported_prompt: int | None
+    path: PredictionPath
+    calibrated: bool
+
+
+def message_key(message: Mapping[str, Any], index: int) -> str:
+    """A message's id, or its position when it has none."""
+    info = message.get("info") if isinstance(message, Mapping) else None
+    mid = info.get("id") if isinstance(info, Mapping) else None
+    return mid if isinstance(mid, str) and mid else f"#{index}"
+
+
+def _model_of(message: Mapping[str, Any]) -> str | None:
+    info = message.get("info")
+    if not isinstance(info, Mapping):
+        return None
+    model = info.get("modelID")
+    if isinstance(model, str) and model:
+        return model
+    nested = info.get("model")
+    inner = nested.get("modelID") if isinstance(nested, Mapping) else None
+    return inner if isinstance(inner, str) and inner else None
+
+
+def advance(
+    state: EstimatorState,
+    message: Mapping[str, Any],
+    calibrator: Calibrator | None,
+    image_tokens: int = DEFAULT_IMAGE_TOKENS,
+) -> EstimatorState:
+    """The state after one more message; teaches ``calibrator`` when the message reports usage."""
+    if not isinstance(message, Mapping):
+        return replace(state, count=state.count + 1)
+    model, incoming = estimate_message_split(message, image_tokens)
+    usage = reported_usage(message)
+    index = state.count
+    if usage is None:
+        return replace(
+            state,
+            tail=state.tail.plus(model).plus(incoming),
+            history=state.history.plus(model).plus(incoming),
+            count=index + 1,
+        )
+    model_id = _model_of(message)
+    if calibrator is not None:
+        key = message_key(message, index)
+        if key not in calibrator.learned:
+            calibrator.learned.add(key)
+            calibration = calibrator.for_model(model_id)
+            if state.anchor is not None and state.anchor_model == model_id:
+                calibration.observe_step(usage.prompt - state.anchor.prompt - state.anchor.carried, state.tail)
+            calibration.observe_first(
+                usage.prompt,
+                state.history,
+                state.history_reported_carried,
+            )
+    return EstimatorState(
+        anchor=usage,
+        anchor_model=model_id,
+        tail=incoming,
+        history=state.history.plus(incoming),
+        history_reported_model=state.history_reported_model.plus(model),
+        history_reported_carried=state.history_reported_carried + usage.carried,
+        count=index + 1,
+    )
+
+
+def predict(
+    state: EstimatorState,
+    calibrator: Calibrator | None,
+    *,
+    use_reports: bool = True,
+) -> Prediction:
+    """Expected tokens of the next prompt.
+
+    With a reported step: its prompt + its output and reasoning (they stay in the
+    conversation) + the calibrated estimate of what came after. Without one, or with
+    ``use_reports=False`` (the first-request path): the learned overhead + the
+    calibrated estimate of the whole history, where steps that reported their output
+    count at least those tokens. Never below the last reported prompt.
+    """
+    calibration = calibrator.active() if calibrator is not None else Calibration()
+    if state.anchor_model is not None and calibrator is not None and state.anchor_model in calibrator.by_model:
+        calibration = calibrator.by_model[state.anchor_model]
+    reported = state.anchor.prompt if state.anchor is not None else None
+    if use_reports and state.anchor is not None:
+        tokens = state.anchor.prompt + state.anchor.carried + calibration.scale(state.tail)
+        return Prediction(tokens, reported, "reported", calibration.calibrated)
+    model_part = max(state.history_reported_carried, calibration.scale(state.history_reported_model))
+    tokens = calibration.overhead + calibration.scale(state.history) + model_part
+    if reported is not None:
+        tokens = max(tokens, reported)
+    return Prediction(tokens, reported, "history", calibration.calibrated)
+
+
+def predict_prompt_tokens(
+    messages: list[dict[str, Any]],
+    calibrator: Calibrator | None = None,
+    image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    *,
+    use_reports: bool = True,
+) -> Prediction:
+    """From-scratch prediction of the prompt that sends ``messages``.
+
+    The session's own reported steps calibrate the estimate; pass a ``calibrator``
+    to keep what was learned (or to start from an earlier fit).
+    """
+    calibrator = calibrator if calibrator is not None else Calibrator()
+    state = EstimatorState()
+    for message in messages:
+        state = advance(state, message, calibrator, image_tokens)
+    return predict(state, calibrator, use_reports=use_reports)

@@ -1,0 +1,221 @@
+"""Per-session context snapshot after every transform, kept up to date incrementally."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dcp_plugin.budget.calibration import Calibrator, EstimatorState, advance, message_key, predict
+from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
+from dcp_plugin.budget.severity import Severity, severity, usage_ratio
+from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
+from dcp_plugin.budget.tips import TipId, context_tip
+from dcp_plugin.tokens import DEFAULT_IMAGE_TOKENS
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """How full the context window is for the request about to be sent.
+
+    ``estimated_input_tokens`` is the expected prompt size: anchored on the newest
+    provider-reported prompt when there is one (so it is never below it), an
+    estimate of the whole history otherwise. ``ratio``, ``severity``, ``tier`` and
+    ``tip`` all derive from it.
+    """
+
+    estimated_input_tokens: int
+    provider_reported_tokens: int | None
+    context_limit: int
+    ratio: float
+    severity: Severity
+    tier: Tier | None
+    thresholds: Thresholds | None
+    tip: TipId | None
+    limit_source: LimitSource = "default"
+    model_id: str | None = None
+    estimate_path: str = "history"
+    calibrated: bool = False
+    text_chars_per_token: float = 4.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": SNAPSHOT_VERSION,
+            "estimated_input_tokens": self.estimated_input_tokens,
+            "provider_reported_tokens": self.provider_reported_tokens,
+            "context_limit": self.context_limit,
+            "ratio": self.ratio,
+            "severity": self.severity,
+            "tier": self.tier,
+            "thresholds": None if self.thresholds is None else self.thresholds.to_dict(),
+            "tip": self.tip,
+            "limit_source": self.limit_source,
+            "model_id": self.model_id,
+            "estimate_path": self.estimate_path,
+            "calibrated": self.calibrated,
+            "text_chars_per_token": self.text_chars_per_token,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContextSnapshot:
+        """Rebuild a saved snapshot; raises ValueError naming what is wrong."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"context snapshot: expected an object, got {type(data).__name__}")
+        try:
+            thresholds = data.get("thresholds")
+            reported = data.get("provider_reported_tokens")
+            return cls(
+                estimated_input_tokens=int(data["estimated_input_tokens"]),
+                provider_reported_tokens=None if reported is None else int(reported),
+                context_limit=int(data["context_limit"]),
+                ratio=float(data["ratio"]),
+                severity=data["severity"],
+                tier=data.get("tier"),
+                thresholds=None if thresholds is None else Thresholds.from_dict(thresholds),
+                tip=data.get("tip"),
+                limit_source=data.get("limit_source", "default"),
+                model_id=data.get("model_id"),
+                estimate_path=str(data.get("estimate_path", "history")),
+                calibrated=bool(data.get("calibrated", False)),
+                text_chars_per_token=float(data.get("text_chars_per_token", 4.0)),
+            )
+        except KeyError as exc:
+            raise ValueError(f"context snapshot: missing key {exc.args[0]!r}") from exc
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"context snapshot: {exc}") from exc
+
+
+def build_snapshot(
+    tokens: int,
+    reported: int | None,
+    limit: int,
+    limit_source: LimitSource = "default",
+    model_id: str | None = None,
+    *,
+    estimate_path: str = "history",
+    calibrated: bool = False,
+    text_chars_per_token: float = 4.0,
+) -> ContextSnapshot:
+    """A snapshot from its numbers: ratio, severity, tier, thresholds and tip follow."""
+    thresholds = compute_thresholds(limit) if limit > 0 else None
+    ratio = usage_ratio(tokens, limit)
+    return ContextSnapshot(
+        estimated_input_tokens=tokens,
+        provider_reported_tokens=reported,
+        context_limit=limit,
+        ratio=ratio,
+        severity=severity(ratio),
+        tier=None if thresholds is None else tier(tokens, thresholds),
+        thresholds=thresholds,
+        tip=context_tip(tokens, thresholds, ratio),
+        limit_source=limit_source,
+        model_id=model_id,
+        estimate_path=estimate_path,
+        calibrated=calibrated,
+        text_chars_per_token=text_chars_per_token,
+    )
+
+
+class BudgetTracker:
+    """Keeps one session's snapshot current; call :meth:`observe` after every transform.
+
+    The host hands the same growing message list on each request, so only messages
+    not seen before are read (plus the newest seen one, which may have grown). If
+    the list got shorter or an already seen message changed id, the history was
+    rewritten and the tracker starts over on its own; callers that know of a
+    rewrite (a compaction, an undo) call :meth:`reset`. What calibration learned
+    survives both.
+    """
+
+    def __init__(self, calibrator: Calibrator | None = None) -> None:
+        self.calibrator = calibrator if calibrator is not None else Calibrator()
+        self.last: ContextSnapshot | None = None
+        self._state = EstimatorState()
+        self._before_last = EstimatorState()
+        self._first_key: str | None = None
+        self._last_key: str | None = None
+        self._image_tokens = DEFAULT_IMAGE_TOKENS
+
+    @property
+    def seen(self) -> int:
+        """How many messages of the current history have been read."""
+        return self._state.count
+
+    def reset(self) -> None:
+        """Forget the history read so far (it was rewritten); keep the calibration."""
+        self._state = EstimatorState()
+        self._before_last = EstimatorState()
+        self._first_key = None
+        self._last_key = None
+
+    def _rewritten(self, messages: Sequence[Mapping[str, Any]]) -> bool:
+        seen = self._state.count
+        if seen == 0:
+            return False
+        if len(messages) < seen:
+            return True
+        return (
+            message_key(messages[0], 0) != self._first_key
+            or message_key(messages[seen - 1], seen - 1) != self._last_key
+        )
+
+    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int) -> None:
+        if image_tokens != self._image_tokens or self._rewritten(messages):
+            self.reset()
+            self._image_tokens = image_tokens
+        # Re-read the newest seen message: it may have gained parts or usage since.
+        state = self._before_last if self._state.count else self._state
+        before_last = state
+        for index in range(state.count, len(messages)):
+            before_last = state
+            state = advance(state, messages[index], self.calibrator, image_tokens)
+        self._before_last = before_last
+        self._state = state
+        if messages:
+            self._first_key = message_key(messages[0], 0)
+            self._last_key = message_key(messages[-1], len(messages) - 1)
+
+    def observe(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        model_limit: int | None = None,
+        model_id: str | None = None,
+        image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    ) -> ContextSnapshot:
+        """The snapshot for sending ``messages`` now. Never raises."""
+        try:
+            self._read(messages, image_tokens)
+            return self._snapshot(model_limit, model_id)
+        except Exception:  # noqa: BLE001 - the host must keep working whatever happens here
+            log.exception("context budget: could not update the snapshot; starting over")
+        try:
+            self.reset()
+            self._read(messages, image_tokens)
+            return self._snapshot(model_limit, model_id)
+        except Exception:  # noqa: BLE001
+            log.exception("context budget: snapshot unavailable for this request")
+            fallback = self.last or build_snapshot(0, None, 0)
+            return fallback
+
+    def _snapshot(self, model_limit: int | None, model_id: str | None) -> ContextSnapshot:
+        model = model_id or self._state.anchor_model
+        limit, source = resolve_context_limit(model, model_limit)
+        prediction = predict(self._state, self.calibrator)
+        calibration = self.calibrator.by_model.get(self._state.anchor_model or "") or self.calibrator.active()
+        snap = build_snapshot(
+            prediction.tokens,
+            prediction.reported_prompt,
+            limit,
+            source,
+            model,
+            estimate_path=prediction.path,
+            calibrated=prediction.calibrated,
+            text_chars_per_token=round(calibration.text_chars_per_token, 3),
+        )
+        self.last = snap
+        return snap

@@ -1,0 +1,52 @@
+"""Context tips for hosts: which of context-warn / context-high / context-critical applies, and its wording."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from dcp_plugin.budget.thresholds import Thresholds
+
+TipId = Literal["context-warn", "context-high", "context-critical"]
+TIP_IDS: tuple[TipId, ...] = ("context-warn", "context-high", "context-critical")
+
+# Used only when no thresholds are known (no window): the severity edges at which the
+# ladder's tiers usually sit.
+FALLBACK_RATIOS: tuple[tuple[float, TipId], ...] = (
+    (0.97, "context-critical"),
+    (0.85, "context-high"),
+    (0.70, "context-warn"),
+)
+
+
+def context_tip(tokens: int, thresholds: Thresholds | None, ratio: float | None = None) -> TipId | None:
+    """The tip for ``tokens``: warn ≤ t < auto → context-warn, auto ≤ t < hard →
+    context-high, t ≥ hard → context-critical, below warn → None.
+
+    The bands never overlap; in small windows where hard equals auto, context-high
+    is empty. Without thresholds the usage ratio decides (70/85/97 %); with neither,
+    there is no tip.
+    """
+    if thresholds is not None:
+        if tokens >= thresholds.hard:
+            return "context-critical"
+        if tokens >= thresholds.auto:
+            return "context-high"
+        if tokens >= thresholds.warn:
+            return "context-warn"
+        return None
+    if ratio is None:
+        return None
+    for edge, tip in FALLBACK_RATIOS:
+        if ratio >= edge:
+            return tip
+    return None
+
+
+def tip_text(tip: TipId, tokens: int, limit: int) -> str:
+    """One sentence a host can show for a tip."""
+    used = f"{tokens:,} of {limit:,} tokens" if limit > 0 else f"{tokens:,} tokens"
+    if tip == "context-warn":
+        return f"Context is filling up ({used}); automatic compaction will start soon."
+    if tip == "context-high":
+        return f"Context is past the automatic compaction point ({used}); a summary replaces older history."
+    return f"Context reached its hard limit ({used}): compaction was forced before this request."

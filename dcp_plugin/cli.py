@@ -1,0 +1,54 @@
+"""The `dcp` command: wiring of the subcommands each feature module registers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dcp_plugin import __version__
+
+# Each feature module contributes `add_parser(subparsers)`; names are imported lazily so that a
+# broken optional feature cannot take the whole command down.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "dcp_plugin.replay_cli",
+    "dcp_plugin.config.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="dcp",
+        description="Dynamic Context Pruning for AI coding agents: see what the plugin prunes and tune it.",
+    )
+    parser.add_argument("--version", action="version", version=f"dcp {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    import importlib
+
+    for name in SUBCOMMAND_MODULES:
+        module = importlib.import_module(name)
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `dcp` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[Any], int] | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:
+        print("dcp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

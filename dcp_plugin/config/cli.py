@@ -1,0 +1,164 @@
+"""`dcp config init|validate|show|schema`: write, check and explain dcp.jsonc files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from dcp_plugin.config.discovery import LEGACY_FILE_NAME, global_file, layer_specs, project_file
+from dcp_plugin.config.loader import LayerResult, combine, load_layer
+from dcp_plugin.config.schema import schema_path, schema_uri
+from dcp_plugin.config.source import ConfigSource
+from dcp_plugin.config.template import render, write_atomically
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `config` and its subcommands on an argparse subparsers object."""
+    config = subparsers.add_parser(
+        "config",
+        help="create, check and show dcp.jsonc settings",
+        description="Create, check and show the dcp.jsonc settings files.",
+    )
+    sub = config.add_subparsers(dest="config_command", metavar="COMMAND", required=True)
+
+    init = sub.add_parser("init", help="write a commented default dcp.jsonc", description=(
+        "Write a commented dcp.jsonc: the global one (with every default set) or, with --project, "
+        "./.opencode/dcp.jsonc (every key commented out, so it overrides nothing until you edit it)."
+    ))
+    init.add_argument("--project", action="store_true", help="write ./.opencode/dcp.jsonc instead of the global file")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(func=cmd_init)
+
+    validate = sub.add_parser("validate", help="check config files and list every problem", description=(
+        "Check config files against the schema and print every problem. Without FILE, checks every "
+        "config layer that exists for the current directory. Exit status 1 if any error (warnings alone: 0)."
+    ))
+    validate.add_argument("files", nargs="*", metavar="FILE", type=Path)
+    validate.set_defaults(func=cmd_validate)
+
+    show = sub.add_parser("show", help="print the effective config and where each value comes from", description=(
+        "Print the effective config for the current directory and, for each value, the file it comes "
+        "from (or `default`). Problems go to stderr."
+    ))
+    show.add_argument("--json", action="store_true", help="print pure JSON on stdout")
+    show.set_defaults(func=cmd_show)
+
+    schema = sub.add_parser("schema", help="print the path of the installed JSON schema")
+    schema.set_defaults(func=cmd_schema)
+
+
+def _error(text: str) -> None:
+    print(f"dcp config: {text}", file=sys.stderr)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write the commented default file; refuse to overwrite without --force."""
+    target = project_file(Path.cwd()) if args.project else global_file()
+    legacy = target.with_name(LEGACY_FILE_NAME)
+    if not args.force:
+        if target.exists() or target.is_symlink():
+            _error(f"{target} already exists; not overwriting it (use --force to replace it)")
+            return 1
+        if not args.project and legacy.exists():
+            _error(f"{legacy} exists; a new {target.name} would take its place (use --force to write it anyway)")
+            return 1
+    try:
+        if target.is_dir():
+            _error(f"{target} is a directory; remove it first")
+            return 1
+        write_atomically(target, render(schema_uri(), commented_out=args.project), exclusive=False)
+    except OSError as exc:
+        _error(f"cannot write {target}: {exc.strerror or exc}")
+        return 1
+    print(f"wrote {target}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Print every problem of the given files (or of every existing layer); 1 if any is an error."""
+    files: list[Path] = list(args.files)
+    if not files:
+        for spec in layer_specs(Path.cwd()):
+            existing = next((p for p in spec.candidates if os.path.lexists(p)), None)
+            if existing is not None:
+                files.append(existing)
+        if not files:
+            looked = ", ".join(str(spec.primary) for spec in layer_specs(Path.cwd()))
+            print(f"no config file found (looked for {looked}); the defaults apply")
+            return 0
+    results: list[LayerResult | None] = []
+    for path in files:
+        if not os.path.lexists(path):
+            print(f"dcp: {path}: error: no such file")
+            results.append(None)
+            continue
+        results.append(load_layer(path))
+    effective = combine([r for r in results if r is not None])
+    errors = sum(1 for r in results if r is None)
+    warnings = 0
+    for result in results:
+        if result is None:
+            continue
+        for problem in result.problems:
+            print(problem.render(effective.values, effective.origins))
+            errors += problem.level == "error"
+            warnings += problem.level == "warning"
+    checked = len(files)
+    noun = "file" if checked == 1 else "files"
+    if errors or warnings:
+        print(f"{errors} error(s), {warnings} warning(s) in {checked} {noun}")
+    else:
+        print(f"ok: {checked} {noun} valid")
+    return 1 if errors else 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print the effective config with the origin of every value."""
+    source = ConfigSource(Path.cwd(), notify=lambda _session, text: print(text, file=sys.stderr), create_global=False)
+    values = source.values()
+    origins = source.origins()
+    if args.json:
+        json.dump({"config": values, "origins": origins, "files": [str(p) for p in source.files()]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    rows = [(key, json.dumps(_lookup(values, key)), origin) for key, origin in origins.items()]
+    key_width = max(len(r[0]) for r in rows)
+    value_width = max(len(r[1]) for r in rows)
+    for key, value, origin in rows:
+        print(f"{key:<{key_width}}  {value:<{value_width}}  {origin}")
+    return 0
+
+
+def _lookup(values: dict[str, Any], dotted_key: str) -> Any:
+    node: Any = values
+    for part in dotted_key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the path of the schema file shipped with the package."""
+    path = schema_path()
+    if path is None:
+        _error("the schema is packed inside an archive and has no file path")
+        return 1
+    print(path)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `config` subcommands on their own (the `dcp` command adds the same parser)."""
+    parser = argparse.ArgumentParser(prog="dcp")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_parser(subparsers)
+    args = parser.parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

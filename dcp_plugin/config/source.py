@@ -1,0 +1,158 @@
+"""The live config: re-read a layer only when its file changes, report each problem once."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from dcp_plugin.config.discovery import LayerSpec, layer_specs
+from dcp_plugin.config.loader import Effective, LayerResult, combine, load_layer
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.schema import schema_uri
+from dcp_plugin.config.template import render, write_atomically
+
+Notify = Callable[[str | None, str], None]
+# (path, mtime_ns, size, inode, mode): mode too, so fixing a file's permissions is noticed
+Signature = tuple[str, int, int, int, int] | tuple[str, str] | None
+_UNSEEN: Signature = ("", "never checked")
+
+
+class _Layer:
+    """One layer's last seen file signature and what it contributed."""
+
+    def __init__(self, spec: LayerSpec) -> None:
+        self.spec = spec
+        self.signature: Signature = _UNSEEN
+        self.result: LayerResult | None = None
+
+    def stat(self) -> tuple[Signature, Path | None, os.stat_result | None]:
+        """One stat of the file in use (a second only to fall back to the legacy dcp.json name)."""
+        for path in self.spec.candidates:
+            try:
+                st = os.stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                return (str(path), f"stat failed: {exc.strerror}"), path, None
+            return (str(path), st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode), path, st
+        return None, None, None
+
+    def refresh(self) -> bool:
+        """Reload when the file changed; True if it did."""
+        signature, path, st = self.stat()
+        if signature == self.signature:
+            return False
+        self.signature = signature
+        if path is None:
+            self.result = None
+        elif st is None:
+            self.result = load_layer(path)  # reports why it cannot be read
+        else:
+            self.result = load_layer(path, st)
+        return True
+
+
+class ConfigSource:
+    """Effective DcpConfig for a project, cheap to ask for before every request; never raises."""
+
+    def __init__(
+        self,
+        directory: Path,
+        notify: Notify | None = None,
+        *,
+        create_global: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._notify = notify
+        self._create_global = create_global
+        self._config = DcpConfig()
+        self._effective: Effective | None = None
+        self._reported: set[str] = set()
+        self._started = False
+        self._lock = threading.Lock()
+        try:
+            self._layers = [_Layer(spec) for spec in layer_specs(Path(directory), dict(os.environ if env is None else env))]
+        except Exception as exc:  # a broken environment must not break the host
+            self._layers = []
+            self._report_unexpected(exc)
+
+    def get(self) -> DcpConfig:
+        """The current config: one stat per layer; files are re-read only when they changed."""
+        try:
+            with self._lock:
+                if not self._started:
+                    self._started = True
+                    if self._create_global:
+                        self._ensure_global_file()
+                changed = [layer for layer in self._layers if layer.refresh()]
+                if changed or self._effective is None:
+                    self._rebuild(changed)
+        except Exception as exc:
+            self._report_unexpected(exc)
+        return self._config
+
+    def origins(self) -> dict[str, str]:
+        """Dotted key path -> the file its current value came from, or `default`."""
+        self.get()
+        return dict(self._effective.origins) if self._effective else {}
+
+    def values(self) -> dict[str, object]:
+        """The current config as camelCase JSON-ready data."""
+        self.get()
+        return dict(self._effective.values) if self._effective else {}
+
+    def files(self) -> list[Path]:
+        """The config files currently in use, lowest layer first."""
+        self.get()
+        return [layer.result.path for layer in self._layers if layer.result is not None]
+
+    def _rebuild(self, changed: list[_Layer]) -> None:
+        effective = combine([layer.result for layer in self._layers if layer.result is not None])
+        self._config = effective.config
+        self._effective = effective
+        for layer in changed:
+            for problem in layer.result.problems if layer.result else []:
+                self._emit(problem.render(effective.values, effective.origins))
+        for problem in effective.problems:
+            self._emit_once(problem.render(effective.values, effective.origins))
+
+    def _ensure_global_file(self) -> None:
+        if not self._layers or self._layers[0].spec.label != "global":
+            return
+        layer = self._layers[0]
+        if layer.stat()[0] is not None:
+            return
+        target = layer.spec.primary
+        try:
+            write_atomically(target, render(schema_uri()), exclusive=True)
+        except OSError as exc:
+            self._emit(
+                f"dcp: could not create the default config file {target} ({exc.strerror or exc}); "
+                "using the built-in defaults"
+            )
+
+    def _report_unexpected(self, exc: BaseException) -> None:
+        self._emit_once(
+            f"dcp: unexpected error while reading the config ({type(exc).__name__}: {exc}); "
+            "keeping the last good settings"
+        )
+
+    def _emit_once(self, text: str) -> None:
+        if text not in self._reported:
+            self._reported.add(text)
+            self._emit(text)
+
+    def _emit(self, text: str) -> None:
+        if self._notify is not None:
+            try:
+                self._notify(None, text)
+                return
+            except Exception:  # a failing notifier must not hide the message nor break us
+                pass
+        try:
+            print(text, file=sys.stderr)
+        except Exception:
+            pass

@@ -1,0 +1,75 @@
+"""The host contract: pluggy hookspecs an opencode-style agent host calls.
+
+A host adopts every plugin of this kind with a handful of lines::
+
+    pm = pluggy.PluginManager("agent_host")
+    pm.add_hookspecs(dcp_plugin.hostspec)
+    pm.load_setuptools_entrypoints("agent_host")
+    pm.hook.host_startup(context={"directory": project_dir})
+    pm.hook.chat_messages_transform(input={}, output={"messages": outgoing})
+
+Every hook takes keyword arguments only (pluggy's rule) and must never raise into the
+host: a plugin that fails leaves the outgoing data exactly as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT_NAME = "agent_host"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def host_startup(context: dict[str, Any]) -> None:
+    """Called once when the host starts, before any request.
+
+    ``context`` keys (all optional but ``directory``):
+
+    - ``directory`` (str): the project directory. Relative tool paths are resolved
+      against it and project config (``.opencode/dcp.jsonc``) is read from it.
+      A host that never calls this hook gets the process's working directory.
+    - ``notify`` (callable ``(session_id: str | None, text: str) -> None``): shows a
+      short message to the user. Without it, plugin messages go to stderr.
+    - ``summarize`` (callable ``(request: dict) -> dict``): a side query to the model,
+      used by the context budget's compaction controller. ``request`` carries
+      ``messages`` (the history in ``{info, parts}`` shape), ``system`` (str),
+      ``max_output_tokens`` (int) and ``thinking`` (bool, always False); the host
+      answers ``{"text": str, "finish_reason": "stop" | "length" | ...,
+      "usage": {...}}``.
+    - ``model`` (dict, OpenCode's shape ``{"id": ..., "limit": {"context": int}}``):
+      the default model, whose context limit wins over the plugin's own table.
+    """
+
+
+@hookspec
+def chat_messages_transform(input: dict[str, Any], output: dict[str, Any]) -> None:
+    """Called right before every model request with the conversation about to be sent.
+
+    ``output["messages"]`` is the list of ``{"info": ..., "parts": [...]}`` messages,
+    oldest first, in OpenCode's shape. Plugins mutate it *in place*; the host sends
+    what is there afterwards and must hand a fresh copy built from its storage on
+    the next request (the stored history is never the object mutated here).
+
+    ``input`` may carry ``sessionID`` (else it is read from the messages'
+    ``info.sessionID``) and ``model`` (``{"id": ..., "limit": {"context": int}}``).
+    """
+
+
+@hookspec
+def command_execute_before(input: dict[str, Any], output: dict[str, Any]) -> None:
+    """Called when the user runs a slash command, before it reaches the model.
+
+    ``input``: ``{"command": "dcp", "arguments": "<sub> <args>", "sessionID": str,
+    "messages": [...]}`` where ``messages`` is the session's current history in the
+    same shape as for :func:`chat_messages_transform`.
+
+    A plugin that handles the command sets ``output["handled"] = True`` and appends
+    its reply to ``output["parts"]`` as ``{"type": "text", "text": ...}`` parts; the
+    host then shows the reply and does not send the command to the model. Commands
+    that are not for a plugin are left untouched.
+    """

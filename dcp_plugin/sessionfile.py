@@ -1,0 +1,66 @@
+"""Reading recorded sessions (an `opencode export` JSON or a bare messages array), with clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class SessionFileError(Exception):
+    """A session file that cannot be used, with what is wrong and where."""
+
+
+def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(session info, messages) from a file; raises SessionFileError saying what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise SessionFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SessionFileError(f"{path}: is a directory, expected a session JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise SessionFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SessionFileError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise SessionFileError(f"{path}: JSON nested too deeply") from None
+    return parse_session(data, str(path))
+
+
+def parse_session(data: Any, where: str = "session") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(info, messages) from already-parsed JSON; raises SessionFileError on a wrong shape."""
+    info: dict[str, Any] = {}
+    if isinstance(data, dict):
+        messages = data.get("messages")
+        if not isinstance(messages, list):
+            raise SessionFileError(
+                f"{where}: expected an `opencode export` object with a `messages` array, or a bare array of messages"
+            )
+        info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    elif isinstance(data, list):
+        messages = data
+    else:
+        raise SessionFileError(f"{where}: top level is {type(data).__name__}, expected an object or an array")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise SessionFileError(f"{where}: messages[{index}] is {type(message).__name__}, expected an object")
+        if not isinstance(message.get("info"), dict):
+            raise SessionFileError(f"{where}: messages[{index}] has no `info` object")
+        if not isinstance(message.get("parts"), list):
+            raise SessionFileError(f"{where}: messages[{index}] has no `parts` array")
+        for pindex, part in enumerate(message["parts"]):
+            if not isinstance(part, dict):
+                raise SessionFileError(f"{where}: messages[{index}].parts[{pindex}] is not an object")
+    return info, messages
+
+
+def example_session_path() -> Path:
+    """The example session shipped inside the package."""
+    from importlib.resources import files
+
+    return Path(str(files("dcp_plugin") / "data" / "example_session.json"))

@@ -1,0 +1,223 @@
+"""Deterministic generator of realistic coding-agent sessions in OpenCode's export format."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+DEFAULT_DIRECTORY = "/home/dev/project"
+# Hidden truth for estimate benchmarks: the simulated provider counts this many characters per token
+# and a fixed prompt overhead (system prompt + tool definitions) not present in the messages.
+SIM_CHARS_PER_TOKEN = 3.3
+SIM_PROMPT_OVERHEAD_TOKENS = 11_000
+
+_WORDS = (
+    "value index result config parser token session buffer handler request response cache "
+    "record message part state error output input path module client server budget limit"
+).split()
+_USER_ASKS = (
+    "Fix the failing test in {f}.",
+    "Add input validation to {f} and cover it with a test.",
+    "Why does {f} time out on large inputs?",
+    "Refactor {f} so the parsing lives in its own function.",
+    "Read {f} and explain what it does.",
+    "Rename the helper in {f} and update the callers.",
+    "Continue.",
+)
+
+
+class _Sim:
+    def __init__(self, seed: int, directory: str) -> None:
+        self.rng = random.Random(seed)
+        self.directory = directory
+        self.session_id = f"ses_sim{seed:06d}"
+        self.messages: list[dict[str, Any]] = []
+        self.clock = 1_790_000_000_000
+        self.counter = 0
+        self.prompt_chars = 0
+        n_files = 24
+        self.files = [f"src/{self.rng.choice(_WORDS)}_{i}.py" for i in range(n_files)]
+        self.files += ["README.md", "pyproject.toml", "tests/test_core.py", ".env"]
+        self.contents: dict[str, str] = {}
+        self.user_id = ""
+
+    def next_id(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}_{self.counter:08d}"
+
+    def tick(self, ms: int = 900) -> int:
+        self.clock += self.rng.randint(ms // 3, ms)
+        return self.clock
+
+    def content(self, path: str) -> str:
+        if path not in self.contents:
+            rng = self.rng
+            lines = [
+                "    " * rng.randint(0, 2) + " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 9)))
+                for _ in range(rng.randint(10, 120))
+            ]
+            self.contents[path] = "\n".join(lines)
+        return self.contents[path]
+
+    def abs(self, path: str) -> str:
+        return f"{self.directory}/{path}"
+
+    # -- messages ----------------------------------------------------------------------------
+    def user(self, text: str) -> None:
+        mid = self.next_id("msg")
+        self.user_id = mid
+        self.messages.append(
+            {
+                "info": {
+                    "id": mid,
+                    "sessionID": self.session_id,
+                    "role": "user",
+                    "time": {"created": self.tick()},
+                    "agent": "build",
+                    "model": {"providerID": "sim", "modelID": "sim-coder"},
+                },
+                "parts": [self.part(mid, {"type": "text", "text": text})],
+            }
+        )
+        self.prompt_chars += len(text)
+
+    def part(self, mid: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "id": self.next_id("prt"), "sessionID": self.session_id, "messageID": mid}
+
+    def assistant(self, tools: list[tuple[str, dict[str, Any], str, str | None]], text: str | None) -> None:
+        mid = self.next_id("msg")
+        start = self.tick()
+        parts = [self.part(mid, {"type": "step-start"})]
+        step_chars = 0
+        if text:
+            parts.append(self.part(mid, {"type": "text", "text": text}))
+            step_chars += len(text)
+        for tool, tool_input, output, error in tools:
+            t0 = self.tick(400)
+            state: dict[str, Any]
+            if error is None:
+                state = {
+                    "status": "completed",
+                    "input": tool_input,
+                    "output": output,
+                    "title": tool_input.get("filePath", tool),
+                    "metadata": {},
+                    "time": {"start": t0, "end": self.tick(300)},
+                }
+                step_chars += len(output)
+            else:
+                state = {"status": "error", "input": tool_input, "error": error, "time": {"start": t0, "end": self.tick(300)}}
+                step_chars += len(error)
+            step_chars += sum(len(str(v)) for v in tool_input.values())
+            parts.append(
+                self.part(mid, {"type": "tool", "tool": tool, "callID": self.next_id("call"), "state": state})
+            )
+        output_tokens = self.rng.randint(20, 400)
+        input_tokens = SIM_PROMPT_OVERHEAD_TOKENS + int(self.prompt_chars / SIM_CHARS_PER_TOKEN)
+        tokens = {
+            "total": input_tokens + output_tokens,
+            "input": input_tokens // 10,
+            "output": output_tokens,
+            "reasoning": 0,
+            "cache": {"read": input_tokens - input_tokens // 10, "write": 0},
+        }
+        finish = "tool-calls" if tools else "stop"
+        parts.append(self.part(mid, {"type": "step-finish", "reason": finish, "tokens": tokens, "cost": 0}))
+        self.prompt_chars += step_chars
+        self.messages.append(
+            {
+                "info": {
+                    "id": mid,
+                    "sessionID": self.session_id,
+                    "parentID": self.user_id,
+                    "role": "assistant",
+                    "mode": "build",
+                    "agent": "build",
+                    "path": {"cwd": self.directory, "root": self.directory},
+                    "cost": 0,
+                    "tokens": tokens,
+                    "modelID": "sim-coder",
+                    "providerID": "sim",
+                    "time": {"created": start, "completed": self.tick()},
+                    "finish": finish,
+                },
+                "parts": parts,
+            }
+        )
+
+    # -- tool calls --------------------------------------------------------------------------
+    def read_output(self, path: str) -> str:
+        body = "\n".join(f"{i}: {line}" for i, line in enumerate(self.content(path).split("\n"), 1))
+        return f"<path>{self.abs(path)}</path>\n<type>file</type>\n<content>\n{body}\n\n(End of file)\n</content>"
+
+    def random_call(self, focus: str) -> tuple[str, dict[str, Any], str, str | None]:
+        rng = self.rng
+        roll = rng.random()
+        path = focus if rng.random() < 0.6 else rng.choice(self.files)
+        if roll < 0.34:
+            return "read", {"filePath": self.abs(path)}, self.read_output(path), None
+        if roll < 0.40:
+            return "read", {"filePath": self.abs(path), "offset": rng.randint(1, 50), "limit": 40}, self.read_output(path)[:1500], None
+        if roll < 0.46:
+            missing = f"src/{rng.choice(_WORDS)}_old.py"
+            return "read", {"filePath": self.abs(missing)}, "", f"File not found: {self.abs(missing)}"
+        if roll < 0.58:
+            old = rng.choice(self.content(path).split("\n"))
+            new = old + " " + rng.choice(_WORDS)
+            if rng.random() < 0.12:
+                return "edit", {"filePath": self.abs(path), "oldString": old + "x", "newString": new}, "", "oldString not found in content"
+            self.contents[path] = self.content(path).replace(old, new, 1)
+            return "edit", {"filePath": self.abs(path), "oldString": old, "newString": new, "replaceAll": None}, "Edit applied successfully.", None
+        if roll < 0.66:
+            self.contents[path] = self.content(path) + "\n" + " ".join(rng.choice(_WORDS) for _ in range(8))
+            target = path if rng.random() < 0.5 else "./" + path
+            return "write", {"filePath": target, "content": self.contents[path]}, "Wrote file successfully.", None
+        if roll < 0.70:
+            script = "\n".join(f"echo {rng.choice(_WORDS)} >> {path}" for _ in range(rng.randint(5, 40)))
+            if rng.random() < 0.5:
+                return "bash", {"command": f"bash <<'EOF'\n{script}\nEOF", "description": "Apply a scripted change"}, "", "Command failed with exit code 2: syntax error near unexpected token"
+            patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n" + "\n".join(f"+{line}" for line in self.content(path).split("\n")[:30]) + "\n*** End Patch"
+            return "apply_patch", {"patchText": patch}, "", "Patch did not apply: context mismatch"
+        if roll < 0.82:
+            command = rng.choice(["pytest -q", "pytest -q tests/test_core.py", "ruff check .", "git status", "python -m build"])
+            if rng.random() < 0.3:
+                log = "\n".join(f"E   {rng.choice(_WORDS)} {rng.choice(_WORDS)} failed" for _ in range(rng.randint(5, 60)))
+                return "bash", {"command": command, "description": "Run checks", "timeout": None}, "", f"Command failed with exit code 1\n{log}"
+            out = "\n".join(f"{rng.choice(_WORDS)} ok" for _ in range(rng.randint(3, 80)))
+            return "bash", {"command": command, "description": "Run checks"}, out, None
+        if roll < 0.90:
+            pattern = rng.choice(_WORDS)
+            hits = "\n".join(f"{self.abs(rng.choice(self.files))}:{rng.randint(1, 200)}: {pattern}" for _ in range(rng.randint(1, 30)))
+            return "grep", {"pattern": pattern, "path": self.directory, "include": None}, hits, None
+        if roll < 0.95:
+            todos = [{"content": f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}", "status": "pending", "id": str(i)} for i in range(rng.randint(1, 5))]
+            return "todowrite", {"todos": todos}, f"{len(todos)} todos", None
+        if roll < 0.98:
+            return "glob", {"pattern": "src/**/*.py", "path": None}, "\n".join(self.abs(f) for f in self.files[:12]), None
+        return "task", {"description": "Investigate", "prompt": f"Look into {path}", "subagent_type": "general"}, "The sub-agent found nothing unusual.", None
+
+
+def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY) -> dict[str, Any]:
+    """A session of about ``messages`` messages that looks like real coding work, same for the same seed."""
+    sim = _Sim(seed, directory)
+    rng = sim.rng
+    while len(sim.messages) < messages:
+        focus = rng.choice(sim.files[:-1])
+        sim.user(rng.choice(_USER_ASKS).format(f=focus))
+        steps = rng.randint(1, 9)
+        for _ in range(steps):
+            if len(sim.messages) >= messages - 1:
+                break
+            calls = [sim.random_call(focus) for _ in range(1 if rng.random() < 0.85 else 2)]
+            text = "Let me look." if rng.random() < 0.3 else None
+            sim.assistant(calls, text)
+        if len(sim.messages) < messages:
+            sim.assistant([], "Done: " + " ".join(rng.choice(_WORDS) for _ in range(rng.randint(5, 40))))
+    msgs = sim.messages[:messages]
+    info = {
+        "id": sim.session_id,
+        "title": f"Simulated session {seed}",
+        "directory": directory,
+        "time": {"created": msgs[0]["info"]["time"]["created"] if msgs else 0, "updated": sim.clock},
+    }
+    return {"info": info, "messages": msgs}

@@ -1,0 +1,231 @@
+"""Token estimation for the host's {info, parts} messages: text chars/4, JSON chars/2, media fixed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+CHARS_PER_TOKEN_TEXT = 4
+CHARS_PER_TOKEN_JSON = 2
+DEFAULT_IMAGE_TOKENS = 1600
+
+# What OpenCode sends in place of a tool output it has compacted itself.
+COMPACTED_OUTPUT_TEXT = "[Old tool result content cleared]"
+
+# File parts whose content the host already inlined as text parts (OpenCode does this
+# for text files and directories), so the part itself adds nothing to the prompt.
+_INLINED_FILE_MIMES = ("text/plain", "application/x-directory")
+
+
+class ContentEstimate(NamedTuple):
+    """Fixed-ratio token estimates of some content, kept apart by kind.
+
+    ``text`` (chars/4) and ``json`` (chars/2) come from characters and can be
+    rescaled by calibration; ``media`` is the fixed per-image/document estimate and
+    is never rescaled.
+    """
+
+    text: int = 0
+    json: int = 0
+    media: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.text + self.json + self.media
+
+    def plus(self, other: ContentEstimate) -> ContentEstimate:
+        return ContentEstimate(self.text + other.text, self.json + other.json, self.media + other.media)
+
+    def minus(self, other: ContentEstimate) -> ContentEstimate:
+        return ContentEstimate(self.text - other.text, self.json - other.json, self.media - other.media)
+
+
+ZERO = ContentEstimate()
+
+
+class ReportedUsage(NamedTuple):
+    """Provider-reported usage of one assistant step.
+
+    ``prompt`` is everything the provider read for that request (input + cache read
+    + cache write); ``carried`` is what that step adds to the next prompt from the
+    model's own side (output + reasoning tokens).
+    """
+
+    prompt: int
+    output: int
+    reasoning: int
+
+    @property
+    def carried(self) -> int:
+        return self.output + self.reasoning
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Tokens of prose: one per four characters, rounded up."""
+    return -(-len(text) // CHARS_PER_TOKEN_TEXT)
+
+
+def json_chars(value: Any) -> int:
+    """Characters of a value as compact JSON; strings count their own length."""
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    except (TypeError, ValueError):
+        return len(str(value))
+
+
+def estimate_json_tokens(value: Any) -> int:
+    """Tokens of structured data (tool inputs and outputs): one per two characters."""
+    return -(-json_chars(value) // CHARS_PER_TOKEN_JSON)
+
+
+def _tool_output(state: Mapping[str, Any]) -> Any:
+    status = state.get("status")
+    if status == "completed":
+        when = state.get("time")
+        if isinstance(when, Mapping) and when.get("compacted"):
+            return COMPACTED_OUTPUT_TEXT
+        return state.get("output") or ""
+    if status == "error":
+        return state.get("error") or ""
+    return ""
+
+
+def _file_estimate(part: Mapping[str, Any], image_tokens: int) -> ContentEstimate:
+    text = part.get("text")
+    if isinstance(text, str):
+        return ContentEstimate(text=estimate_text_tokens(text))
+    mime = str(part.get("mime") or "")
+    if mime in _INLINED_FILE_MIMES:
+        return ZERO
+    if mime.startswith("text/"):
+        return ContentEstimate(text=estimate_text_tokens(str(part.get("url") or "")))
+    return ContentEstimate(media=image_tokens)
+
+
+def estimate_part_split(
+    part: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS
+) -> tuple[ContentEstimate, ContentEstimate]:
+    """One part's estimate as ``(model_side, incoming)``.
+
+    The model side is what the model itself wrote (text, reasoning, tool-call
+    inputs); incoming is what reached the conversation from elsewhere (tool outputs
+    and errors, files, images). The caller decides whether text belongs to the
+    model (assistant messages) or the user.
+    """
+    kind = part.get("type")
+    if part.get("ignored") is True:
+        return ZERO, ZERO
+    if kind in ("text", "reasoning"):
+        text = part.get("text")
+        return (ContentEstimate(text=estimate_text_tokens(text)) if isinstance(text, str) else ZERO), ZERO
+    if kind == "tool":
+        state = part.get("state")
+        if not isinstance(state, Mapping):
+            return ZERO, ZERO
+        model = ContentEstimate(json=estimate_json_tokens(state.get("input") or {}))
+        output = _tool_output(state)
+        incoming = ContentEstimate(json=estimate_json_tokens(output)) if output != "" else ZERO
+        return model, incoming
+    if kind == "file":
+        return ZERO, _file_estimate(part, image_tokens)
+    return ZERO, ZERO
+
+
+def estimate_message_split(
+    message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS
+) -> tuple[ContentEstimate, ContentEstimate]:
+    """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
+    model = ZERO
+    incoming = ZERO
+    parts = message.get("parts") if isinstance(message, Mapping) else None
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        m, i = estimate_part_split(part, image_tokens)
+        model = model.plus(m)
+        incoming = incoming.plus(i)
+    if _role(message) != "assistant":
+        return ZERO, model.plus(incoming)
+    return model, incoming
+
+
+def estimate_part_tokens(part: dict[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+    """Estimated tokens a single message part adds to a prompt."""
+    model, incoming = estimate_part_split(part, image_tokens)
+    return model.total + incoming.total
+
+
+def estimate_message_tokens(message: dict[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+    """Estimated tokens of one {info, parts} message."""
+    model, incoming = estimate_message_split(message, image_tokens)
+    return model.total + incoming.total
+
+
+def estimate_content_tokens(messages: Iterable[dict[str, Any]], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+    """Estimated tokens of a list of {info, parts} messages."""
+    return sum(estimate_message_tokens(m, image_tokens) for m in messages)
+
+
+def estimate_prompt_tokens(
+    history: Iterable[dict[str, Any]],
+    new_message: dict[str, Any] | Iterable[dict[str, Any]] | None,
+    last_prompt_tokens: int | None,
+    image_tokens: int = DEFAULT_IMAGE_TOKENS,
+) -> int:
+    """Expected size of the next prompt, for threshold checks before it is sent.
+
+    Main path: the provider-reported size of the last prompt plus the estimate of
+    what is new. First-request path (nothing reported yet: a restored session, a
+    sub-agent that inherits history): the estimate of the whole history plus the new
+    message. ``new_message`` may be one message, several, or None.
+    """
+    if new_message is None:
+        new: list[dict[str, Any]] = []
+    elif isinstance(new_message, Mapping):
+        new = [new_message]  # type: ignore[list-item]
+    else:
+        new = list(new_message)
+    if last_prompt_tokens is not None and last_prompt_tokens > 0:
+        return last_prompt_tokens + estimate_content_tokens(new, image_tokens)
+    return estimate_content_tokens([*history, *new], image_tokens)
+
+
+def _role(message: Mapping[str, Any]) -> str | None:
+    info = message.get("info")
+    return info.get("role") if isinstance(info, Mapping) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def reported_usage(message: Mapping[str, Any]) -> ReportedUsage | None:
+    """The provider-reported usage of an assistant step, or None when there is none to trust.
+
+    A host's own summary message (``info.summary``) reports the usage of the
+    summarizing request, not of the conversation it replaced, so it is skipped.
+    """
+    info = message.get("info")
+    if not isinstance(info, Mapping) or info.get("role") != "assistant" or info.get("summary"):
+        return None
+    tokens = info.get("tokens")
+    if not isinstance(tokens, Mapping):
+        return None
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, Mapping) else {}
+    prompt = _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
+    if prompt <= 0:
+        return None
+    return ReportedUsage(prompt, _int(tokens.get("output")), _int(tokens.get("reasoning")))
+
+
+def last_reported_prompt_tokens(messages: list[dict[str, Any]]) -> int | None:
+    """Prompt size (input + cache read + cache write) of the newest step that reported usage."""
+    for message in reversed(messages):
+        usage = reported_usage(message)
+        if usage is not None:
+            return usage.prompt
+    return None

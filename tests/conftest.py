@@ -1,0 +1,43 @@
+"""Shared fixtures: isolated user directories and a runtime with a given config."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from dcp_plugin.config.model import DcpConfig  # noqa: E402
+from dcp_plugin.runtime import Runtime, StaticConfig  # noqa: E402
+
+from helpers import PROJECT  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HOME and XDG directories: nothing touches the real ones."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache")):
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)
+    return home
+
+
+@pytest.fixture
+def prune() -> Callable[..., list[dict[str, Any]]]:
+    """Run one transform on a copy of ``messages`` with a config built from keyword overrides."""
+
+    def run(messages: list[dict[str, Any]], config: DcpConfig | None = None, directory: str = PROJECT) -> list[dict[str, Any]]:
+        runtime = Runtime(directory, StaticConfig(config or DcpConfig()))
+        out = copy.deepcopy(messages)
+        runtime.transform({}, {"messages": out})
+        return out
+
+    return run

@@ -1,0 +1,57 @@
+"""Builders of host-shaped messages for tests."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from dcp_plugin.config.model import DcpConfig
+
+_ids = itertools.count(1)
+SESSION = "ses_test"
+PROJECT = "/home/dev/project"
+
+
+def make_config(**overrides: Any) -> DcpConfig:
+    return DcpConfig.model_validate(overrides)
+
+
+def user(text: str = "do it", session: str = SESSION) -> dict[str, Any]:
+    mid = f"msg_{next(_ids):06d}"
+    return {
+        "info": {"id": mid, "sessionID": session, "role": "user"},
+        "parts": [{"id": f"prt_{next(_ids):06d}", "sessionID": session, "messageID": mid, "type": "text", "text": text}],
+    }
+
+
+def tool_part(tool: str, tool_input: dict[str, Any], status: str = "completed", output: str = "x" * 400,
+              error: str = "it failed", call_id: str | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {"status": status, "input": tool_input}
+    if status == "completed":
+        state.update(output=output, title=tool, metadata={}, time={"start": 1, "end": 2})
+    elif status == "error":
+        state.update(error=error, time={"start": 1, "end": 2})
+    return {
+        "id": f"prt_{next(_ids):06d}",
+        "type": "tool",
+        "tool": tool,
+        "callID": call_id or f"call_{next(_ids):06d}",
+        "state": state,
+    }
+
+
+def assistant(*parts: dict[str, Any], session: str = SESSION) -> dict[str, Any]:
+    mid = f"msg_{next(_ids):06d}"
+    for part in parts:
+        part.setdefault("sessionID", session)
+        part["messageID"] = mid
+    return {"info": {"id": mid, "sessionID": session, "role": "assistant"}, "parts": list(parts)}
+
+
+def call(tool: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """An assistant message with a single tool call."""
+    return assistant(tool_part(tool, tool_input, **kw))
+
+
+def tool_parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [p for m in messages for p in m["parts"] if p.get("type") == "tool"]

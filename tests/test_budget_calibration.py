@@ -1,0 +1,136 @@
+"""Calibration learns a session's characters per token from reported usage and converges."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+
+from dcp_plugin.budget import Calibration, Calibrator, predict_prompt_tokens
+from dcp_plugin.budget.calibration import EstimatorState, advance, predict
+from dcp_plugin.tokens import ContentEstimate
+
+TEXT_CPT = 3.0  # the session's real characters per token for prose
+JSON_CPT = 2.5  # and for tool output
+OVERHEAD = 10_000
+
+
+def known_ratio_session(steps: int, seed: int = 7) -> list[dict[str, Any]]:
+    """A session whose every reported prompt is exactly overhead + chars / known ratio."""
+    rng = random.Random(seed)
+    prompt = OVERHEAD
+    first = "u" * 3_000
+    messages: list[dict[str, Any]] = [{"info": {"id": "m0", "role": "user"}, "parts": [{"type": "text", "text": first}]}]
+    prompt += math.ceil(len(first) / TEXT_CPT)
+    for i in range(steps):
+        text = "t" * rng.randint(300, 6_000)
+        output = "o" * rng.randint(200, 12_000)
+        out_tokens = math.ceil(len(text) / TEXT_CPT)
+        messages.append({
+            "info": {"id": f"a{i}", "role": "assistant", "modelID": "m",
+                     "tokens": {"input": prompt, "output": out_tokens, "reasoning": 0, "cache": {"read": 0, "write": 0}}},
+            "parts": [{"type": "text", "text": text},
+                      {"type": "tool", "tool": "read", "callID": f"c{i}", "state": {"status": "completed", "input": {}, "output": output}}],
+        })
+        prompt += out_tokens + math.ceil(len(output) / JSON_CPT)
+        if rng.random() < 0.3:
+            note = "n" * rng.randint(100, 4_000)
+            messages.append({"info": {"id": f"u{i}", "role": "user"}, "parts": [{"type": "text", "text": note}]})
+            prompt += math.ceil(len(note) / TEXT_CPT)
+    return messages
+
+
+def test_until_there_is_data_the_fixed_ratios_apply() -> None:
+    c = Calibration()
+    assert c.scales() == (1.0, 1.0)
+    assert c.scale(ContentEstimate(text=100, json=50, media=1600)) == 1_750
+    assert c.overhead == 0
+
+
+def test_calibration_converges_on_the_sessions_known_ratios() -> None:
+    calibrator = Calibrator()
+    predict_prompt_tokens(known_ratio_session(40), calibrator)
+    c = calibrator.by_model["m"]
+    assert c.text_chars_per_token == pytest.approx(TEXT_CPT, rel=0.03)
+    assert c.json_chars_per_token == pytest.approx(JSON_CPT, rel=0.03)
+
+
+def test_calibration_learns_the_fixed_overhead_from_the_first_report() -> None:
+    calibrator = Calibrator()
+    predict_prompt_tokens(known_ratio_session(40), calibrator)
+    assert calibrator.by_model["m"].overhead == pytest.approx(OVERHEAD, rel=0.01)
+
+
+def test_calibrated_estimate_lands_closer_to_the_next_report_than_the_fixed_ratios() -> None:
+    session = known_ratio_session(60)
+    calibrator = Calibrator()
+    state = fixed = EstimatorState()
+    cal_errors: list[float] = []
+    fixed_errors: list[float] = []
+    for i, message in enumerate(session):
+        tokens = message["info"].get("tokens")
+        if tokens and i > 30 and state.anchor is not None:
+            actual = tokens["input"]
+            cal_errors.append(abs(predict(state, calibrator).tokens - actual) / actual)
+            fixed_errors.append(abs(predict(fixed, None).tokens - actual) / actual)
+        state = advance(state, message, calibrator)
+        fixed = advance(fixed, message, None)
+    assert max(cal_errors) < 0.005
+    assert sum(cal_errors) < sum(fixed_errors) / 3
+
+
+def test_first_request_path_uses_overhead_and_learned_ratio() -> None:
+    session = known_ratio_session(40)
+    last = max(i for i, m in enumerate(session) if "tokens" in m["info"])
+    actual = session[last]["info"]["tokens"]["input"]
+    calibrator = Calibrator()
+    predict_prompt_tokens(session[:last], calibrator)  # learn from the steps before it only
+    # the same history without any report, as a sub-agent inheriting it would see it
+    stripped = [{**m, "info": {k: v for k, v in m["info"].items() if k != "tokens"}} for m in session[:last]]
+    calibrated = predict_prompt_tokens(stripped, calibrator)
+    fixed = predict_prompt_tokens(stripped, Calibrator())
+    assert calibrated.path == fixed.path == "history"
+    calibrated_error = abs(calibrated.tokens - actual) / actual
+    assert calibrated_error < 0.01
+    assert calibrated_error < abs(fixed.tokens - actual) / actual / 3
+
+
+def test_replaying_the_same_history_does_not_learn_twice() -> None:
+    session = known_ratio_session(10)
+    calibrator = Calibrator()
+    predict_prompt_tokens(session, calibrator)
+    before = calibrator.by_model["m"].observations
+    predict_prompt_tokens(session, calibrator)
+    assert calibrator.by_model["m"].observations == before
+
+
+def test_a_model_switch_starts_a_fresh_fit() -> None:
+    calibrator = Calibrator()
+    predict_prompt_tokens(known_ratio_session(10), calibrator)
+    other = calibrator.for_model("other-model")
+    assert other.observations == 0 and other.scales() == (1.0, 1.0)
+    assert calibrator.by_model["m"].observations > 0
+
+
+def test_implausible_steps_are_ignored() -> None:
+    c = Calibration()
+    assert c.observe_step(-500, ContentEstimate(text=1_000)) is False  # history shrank (pruning)
+    assert c.observe_step(50_000, ContentEstimate(text=1_000)) is False  # history rewritten
+    assert c.observe_step(10, ContentEstimate(text=5)) is False  # too small to say anything
+    assert c.observations == 0
+
+
+def test_calibrator_round_trips_through_a_dict() -> None:
+    calibrator = Calibrator()
+    predict_prompt_tokens(known_ratio_session(10), calibrator)
+    restored = Calibrator.from_dict(calibrator.to_dict())
+    assert restored.by_model["m"].scales() == calibrator.by_model["m"].scales()
+    assert restored.by_model["m"].overhead == calibrator.by_model["m"].overhead
+    assert restored.learned == calibrator.learned
+
+
+def test_malformed_saved_calibration_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="calibration: malformed"):
+        Calibration.from_dict({"sums": [1, 2]})

@@ -1,0 +1,192 @@
+"""Reading and parsing one dcp.jsonc: JSON5 syntax, positions of syntax errors, unusable files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dcp_plugin.config import parse
+from dcp_plugin.config.parse import MAX_FILE_BYTES, blank_comments, parse_text, read_text
+
+
+def test_comments_and_trailing_commas_are_accepted() -> None:
+    text = '// top\n{\n  /* block */ "enabled": false, // end\n  "protectedFilePatterns": ["a", ],\n}\n'
+    assert parse_text(text, "f").data == {"enabled": False, "protectedFilePatterns": ["a"]}
+
+
+def test_json5_syntax_beyond_comments_is_accepted() -> None:
+    assert parse_text("{enabled: false, pruneNotification: 'off'}", "f").data == {
+        "enabled": False,
+        "pruneNotification": "off",
+    }
+
+
+def test_comment_markers_inside_strings_are_kept() -> None:
+    assert parse_text('{"a": "http://x/*y*/", "b": "z,]"}', "f").data == {"a": "http://x/*y*/", "b": "z,]"}
+
+
+def test_blanking_comments_keeps_every_position() -> None:
+    text = '{ // c\n "a": [1, /* x\n y */ 2,],\n}'
+    blanked = blank_comments(text)
+    assert len(blanked) == len(text)
+    assert [i for i, c in enumerate(text) if c == "\n"] == [i for i, c in enumerate(blanked) if c == "\n"]
+
+
+def test_empty_file_is_a_warning_and_sets_nothing() -> None:
+    parsed = parse_text("", "/p/dcp.jsonc")
+    assert parsed.data == {}
+    assert [p.level for p in parsed.problems] == ["warning"]
+    assert "is empty or holds only comments" in parsed.problems[0].render()
+
+
+def test_comments_only_file_is_a_warning_and_sets_nothing() -> None:
+    parsed = parse_text("// nothing here\n/* still nothing */\n", "f")
+    assert parsed.data == {}
+    assert [p.level for p in parsed.problems] == ["warning"]
+
+
+def test_syntax_error_names_line_and_column_and_skips_the_file() -> None:
+    parsed = parse_text('{\n  "enabled": true\n  "debug": true\n}', "/p/dcp.jsonc")
+    assert parsed.data is None
+    (problem,) = parsed.problems
+    assert (problem.level, problem.line, problem.column) == ("error", 3, 3)
+    assert problem.render().startswith("dcp: /p/dcp.jsonc:3:3: error: syntax error")
+    assert "the whole file is skipped" in problem.render()
+
+
+def test_unterminated_object_says_end_of_file() -> None:
+    (problem,) = parse_text('{"enabled": true,\n', "f").problems
+    assert problem.line == 2 and "unexpected end of file" in problem.text
+
+
+def test_trailing_garbage_is_a_syntax_error_at_its_position() -> None:
+    (problem,) = parse_text('{"a": 1} x', "f").problems
+    assert (problem.line, problem.column) == (1, 10)
+
+
+def test_lone_comma_in_a_list_stays_a_syntax_error() -> None:
+    assert parse_text('{"a": [,]}', "f").data is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("[1, 2]", "a list"), ('"text"', "a string"), ("3", "a number"), ("true", "a boolean"), ("null", "null")],
+)
+def test_non_object_top_level_skips_the_file(text: str, kind: str) -> None:
+    parsed = parse_text(text, "f")
+    assert parsed.data is None
+    assert f"must hold an object {{ ... }} at the top level, found {kind}" in parsed.problems[0].text
+
+
+def test_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_bytes(b'\xef\xbb\xbf{"debug": true}')
+    text, problem = read_text(path)
+    assert problem is None and text is not None
+    assert parse_text(text, str(path)).data == {"debug": True}
+
+
+def test_utf16_with_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_bytes('{"debug": true}'.encode("utf-16"))
+    text, _ = read_text(path)
+    assert text is not None and parse_text(text, "f").data == {"debug": True}
+
+
+def test_invalid_utf8_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_bytes(b'{\n  "a": "\xff"\n}')
+    text, problem = read_text(path)
+    assert text is None and problem is not None
+    assert (problem.line, problem.column) == (2, 9)
+    assert "not valid UTF-8 (byte 0xff here)" in problem.text
+
+
+def test_directory_where_the_file_should_be(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.mkdir()
+    text, problem = read_text(path)
+    assert text is None and problem is not None
+    assert problem.text.startswith("is a directory, not a file")
+
+
+def test_fifo_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    os.mkfifo(path)
+    text, problem = read_text(path)  # reading would block forever
+    assert text is None and problem is not None and "not a regular file" in problem.text
+
+
+def test_file_over_one_mebibyte_is_skipped_with_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_text("{}" + " " * MAX_FILE_BYTES)
+    text, problem = read_text(path)
+    assert text is None and problem is not None
+    assert "1,048,576-byte (1 MiB) limit" in problem.text
+
+
+def test_big_commented_file_under_the_limit_is_read(tmp_path: Path) -> None:
+    body = ",\n".join(f'  // pattern {i}\n  "p{i}/**"' for i in range(20000))
+    text = '{"protectedFilePatterns": [\n' + body + ",\n]}"
+    assert 64 * 1024 < len(text) < MAX_FILE_BYTES
+    data = parse_text(text, "f").data
+    assert data is not None and len(data["protectedFilePatterns"]) == 20000
+
+
+def test_big_file_with_other_json5_syntax_names_the_position(tmp_path: Path) -> None:
+    text = "{" + " " * (70 * 1024) + "\nenabled: true}"
+    (problem,) = parse_text(text, "f").problems
+    assert (problem.line, problem.column) == (2, 1)
+    assert "files over 64 KiB" in problem.text
+
+
+def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_text("{}")
+
+    def denied(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(parse, "open", denied, raising=False)
+    text, problem = read_text(path)
+    assert text is None and problem is not None
+    assert problem.text.startswith("cannot be read (Permission denied)")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_file_without_read_permission_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "dcp.jsonc"
+    path.write_text("{}")
+    path.chmod(0)
+    _, problem = read_text(path)
+    assert problem is not None and "cannot be read" in problem.text
+
+
+def test_deep_nesting_beyond_the_parser_is_reported_not_raised() -> None:
+    parsed = parse_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "f")
+    assert parsed.data is None
+    assert "nested too deeply" in parsed.problems[0].text
+
+
+def test_deep_nesting_with_json5_syntax_is_reported_not_raised() -> None:
+    parsed = parse_text("{a: " + "[" * 5000 + "]" * 5000 + "}", "f")
+    assert parsed.data is None
+    assert "nested too deeply" in parsed.problems[0].text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('{}[]",:/*\n tab01-ex\\\'')), max_size=60))
+def test_parsing_never_raises(text: str) -> None:
+    parsed = parse_text(text, "f")
+    assert (parsed.data is None) == any(p.level == "error" for p in parsed.problems)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8), lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=10), max_size=4))
+def test_any_json_object_parses_to_itself(data: dict[str, object]) -> None:
+    assert parse_text(json.dumps(data, indent=1), "f").data == data

@@ -1,0 +1,197 @@
+"""Invariants of the pipeline on generated histories (hypothesis)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference import reference_decisions
+
+from dcp_plugin.config.model import HARDCODED_PROTECTED_TOOLS, DcpConfig
+from dcp_plugin.runtime import Runtime, StaticConfig
+
+PROJECT = "/home/dev/project"
+TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch"]
+PATHS = ["a.py", "./a.py", f"{PROJECT}/a.py", f"{PROJECT}/src/b.py", "src/../src/b.py", f"{PROJECT}//.env"]
+
+configs = st.builds(
+    lambda dedup, sup, purge, turns, tp, tp_turns, patterns, extra: DcpConfig.model_validate(
+        {
+            "strategies": {
+                "deduplication": {"enabled": dedup, "protectedTools": extra},
+                "supersedeWrites": {"enabled": sup},
+                "purgeErrors": {"enabled": purge, "turns": turns},
+            },
+            "turnProtection": {"enabled": tp, "turns": tp_turns},
+            "protectedFilePatterns": patterns,
+        }
+    ),
+    st.booleans(), st.booleans(), st.booleans(), st.integers(1, 4), st.booleans(), st.integers(1, 3),
+    st.sampled_from([[], ["src/**"], ["*.env", "a.py"]]), st.sampled_from([[], ["grep"]]),
+)
+
+
+@st.composite
+def tool_input(draw: Any, tool: str) -> dict[str, Any]:
+    path = draw(st.sampled_from(PATHS))
+    if tool in ("read", "write", "edit"):
+        inp: dict[str, Any] = {"filePath": path}
+        if tool == "write":
+            inp["content"] = draw(st.sampled_from(["short", "C" * 200]))
+        if tool == "read" and draw(st.booleans()):
+            inp["offset"] = draw(st.sampled_from([None, 1, 2]))
+        return inp
+    if tool == "apply_patch":
+        return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40}
+    inp = {"command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "L" * 120])), "path": draw(st.sampled_from([None, path]))}
+    if draw(st.booleans()):
+        inp = dict(reversed(list(inp.items())))
+    return inp
+
+
+@st.composite
+def histories(draw: Any) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    n = draw(st.integers(1, 40))
+    counter = 0
+    for i in range(n):
+        counter += 1
+        mid = f"msg_{counter:04d}"
+        if i == 0 or draw(st.integers(0, 3)) == 0:
+            messages.append({"info": {"id": mid, "sessionID": "s", "role": "user"}, "parts": [{"id": f"p{mid}", "type": "text", "text": "go"}]})
+            continue
+        parts = []
+        for j in range(draw(st.integers(0, 2))):
+            tool = draw(st.sampled_from(TOOLS))
+            status = draw(st.sampled_from(["completed", "completed", "completed", "error", "running"]))
+            state: dict[str, Any] = {"status": status, "input": draw(tool_input(tool))}
+            if status == "completed":
+                state["output"] = draw(st.sampled_from(["ok", "O" * 300]))
+            elif status == "error":
+                state["error"] = "failed"
+            parts.append({"id": f"p{mid}_{j}", "type": "tool", "tool": tool, "callID": f"c{mid}_{j}", "state": state})
+        if draw(st.booleans()):
+            parts.insert(0, {"id": f"t{mid}", "type": "text", "text": "thinking"})
+        messages.append({"info": {"id": mid, "sessionID": "s", "role": "assistant"}, "parts": parts})
+    return messages
+
+
+def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[dict[str, Any]], Runtime]:
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    out = copy.deepcopy(messages)
+    runtime.transform({}, {"messages": out})
+    return out, runtime
+
+
+def decisions(runtime: Runtime) -> dict[str, str]:
+    return {r.call_id: r.reason for s in runtime.sessions.values() for r in s.decided}
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_decisions_equal_the_reference_semantics(messages, config):
+    _, runtime = run_once(messages, config)
+    assert decisions(runtime) == reference_decisions(messages, config, PROJECT)
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_transform_is_idempotent(messages, config):
+    once, _ = run_once(messages, config)
+    twice, _ = run_once(once, config)
+    assert twice == once
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_transforming_the_same_list_again_in_one_runtime_is_idempotent(messages, config):
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    out = copy.deepcopy(messages)
+    runtime.transform({}, {"messages": out})
+    first = copy.deepcopy(out)
+    runtime.transform({}, {"messages": out})
+    assert out == first
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_only_pruned_fields_change(messages, config):
+    out, runtime = run_once(messages, config)
+    pruned = {(r.message_index, r.part_index): r.field for s in runtime.sessions.values() for r in s.decided}
+    assert len(out) == len(messages)
+    for mi, (before, after) in enumerate(zip(messages, out)):
+        assert after["info"] == before["info"]
+        assert len(after["parts"]) == len(before["parts"])
+        for pi, (p0, p1) in enumerate(zip(before["parts"], after["parts"])):
+            field = pruned.get((mi, pi))
+            if field is None:
+                assert p1 == p0
+            else:
+                assert {k: v for k, v in p1["state"].items() if k != field} == {k: v for k, v in p0["state"].items() if k != field}
+                assert {k: v for k, v in p1.items() if k != "state"} == {k: v for k, v in p0.items() if k != "state"}
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_protected_tools_are_never_pruned_by_automatic_strategies(messages, config):
+    _, runtime = run_once(messages, config)
+    for session in runtime.sessions.values():
+        for record in session.decided:
+            if record.reason in ("deduplication", "purgeErrors"):
+                assert record.tool not in HARDCODED_PROTECTED_TOOLS
+
+
+@SETTINGS
+@given(histories(), configs, st.lists(st.integers(0, 40), max_size=6))
+def test_incremental_result_equals_from_scratch_after_appends(messages, config, cuts):
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    for cut in sorted(cuts) + [len(messages)]:
+        prefix = copy.deepcopy(messages[:cut])
+        if prefix:
+            # The newest message may still be in flight: its calls not finished yet.
+            for part in prefix[-1]["parts"]:
+                if part.get("type") == "tool":
+                    part["state"] = {"status": "running", "input": part["state"]["input"]}
+            runtime.transform({}, {"messages": prefix})
+    final = copy.deepcopy(messages)
+    runtime.transform({}, {"messages": final})
+    scratch, fresh = run_once(messages, config)
+    assert final == scratch
+    assert decisions(runtime) == decisions(fresh)
+
+
+@SETTINGS
+@given(histories(), histories(), configs, st.integers(0, 40))
+def test_rewritten_history_equals_from_scratch(first, second, config, keep):
+    """An undo (drop the tail) or a compaction followed by new messages re-syncs exactly."""
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    runtime.transform({}, {"messages": copy.deepcopy(first)})
+    renamed = copy.deepcopy(second)
+    for m in renamed:
+        m["info"]["id"] = "new_" + m["info"]["id"]
+        for p in m["parts"]:
+            if "callID" in p:
+                p["callID"] = "new_" + p["callID"]
+    rewritten = copy.deepcopy(first[:keep]) + renamed
+    out = copy.deepcopy(rewritten)
+    runtime.transform({}, {"messages": out})
+    scratch, _ = run_once(rewritten, config)
+    assert out == scratch
+    assert decisions(runtime) == reference_decisions(rewritten, config, PROJECT)
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_decisions_are_monotonic_while_history_grows(messages, config):
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    previous: dict[str, str] = {}
+    for cut in range(1, len(messages) + 1):
+        runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+        current = decisions(runtime)
+        assert previous.items() <= current.items()
+        previous = current

@@ -1,0 +1,163 @@
+"""Token estimation: per-kind ratios, the prompt estimate's two paths, reported usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dcp_plugin.budget import compute_thresholds
+from dcp_plugin.tokens import (
+    COMPACTED_OUTPUT_TEXT,
+    estimate_content_tokens,
+    estimate_json_tokens,
+    estimate_message_tokens,
+    estimate_part_tokens,
+    estimate_prompt_tokens,
+    estimate_text_tokens,
+    json_chars,
+    last_reported_prompt_tokens,
+    reported_usage,
+)
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"info": {"role": "user", "id": "u"}, "parts": [{"type": "text", "text": text}]}
+
+
+def tool(input_: Any, output: str = "", status: str = "completed", **state: Any) -> dict[str, Any]:
+    s: dict[str, Any] = {"status": status, "input": input_}
+    if status == "completed":
+        s["output"] = output
+    elif status == "error":
+        s["error"] = output
+    s.update(state)
+    return {"type": "tool", "tool": "read", "callID": "c", "state": s}
+
+
+def assistant(*parts: dict[str, Any], tokens: dict[str, Any] | None = None, **info: Any) -> dict[str, Any]:
+    return {"info": {"role": "assistant", "id": "a", **({"tokens": tokens} if tokens else {}), **info}, "parts": list(parts)}
+
+
+def test_text_is_four_characters_per_token_rounded_up() -> None:
+    assert estimate_text_tokens("a" * 400) == 100
+    assert estimate_text_tokens("a" * 401) == 101
+
+
+def test_text_part_uses_the_text_ratio() -> None:
+    assert estimate_part_tokens({"type": "text", "text": "x" * 80}) == 20
+
+
+def test_reasoning_part_uses_the_text_ratio() -> None:
+    assert estimate_part_tokens({"type": "reasoning", "text": "x" * 80}) == 20
+
+
+def test_json_is_two_characters_per_token() -> None:
+    assert estimate_json_tokens("y" * 100) == 50
+    assert json_chars({"a": 1}) == len('{"a":1}')
+    assert estimate_json_tokens({"a": 1}) == 4
+
+
+def test_function_call_input_counts_as_json() -> None:
+    call = tool({"filePath": "/p/a.py"}, status="pending")
+    assert estimate_part_tokens(call) == -(-len('{"filePath":"/p/a.py"}') // 2)
+
+
+def test_function_response_output_counts_as_json() -> None:
+    call = tool({}, output="z" * 200)
+    assert estimate_part_tokens(call) == 1 + 100  # "{}" is 2 chars -> 1 token
+
+
+def test_tool_error_counts_as_json() -> None:
+    call = tool({}, output="e" * 30, status="error")
+    assert estimate_part_tokens(call) == 1 + 15
+
+
+def test_output_the_host_already_compacted_counts_as_its_placeholder() -> None:
+    call = tool({}, output="z" * 10_000, time={"compacted": 123})
+    assert estimate_part_tokens(call) == 1 + -(-len(COMPACTED_OUTPUT_TEXT) // 2)
+
+
+def test_image_uses_the_fixed_estimate_default_1600() -> None:
+    assert estimate_part_tokens({"type": "file", "mime": "image/png", "url": "data:..."}) == 1600
+
+
+def test_document_uses_the_configured_media_estimate() -> None:
+    part = {"type": "file", "mime": "application/pdf", "url": "file:///r.pdf"}
+    assert estimate_part_tokens(part, image_tokens=900) == 900
+
+
+def test_text_file_inlined_by_the_host_adds_nothing() -> None:
+    assert estimate_part_tokens({"type": "file", "mime": "text/plain", "url": "file:///a.txt"}) == 0
+
+
+def test_ignored_parts_are_not_sent_so_not_counted() -> None:
+    assert estimate_part_tokens({"type": "text", "text": "x" * 400, "ignored": True}) == 0
+
+
+def test_bookkeeping_parts_count_nothing() -> None:
+    assert estimate_part_tokens({"type": "step-start"}) == 0
+    assert estimate_part_tokens({"type": "step-finish", "tokens": {"input": 5}}) == 0
+
+
+def test_message_and_content_totals_add_parts() -> None:
+    msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 20))
+    assert estimate_message_tokens(msg) == 10 + 1 + 10
+    assert estimate_content_tokens([msg, user("u" * 8)]) == 21 + 2
+
+
+def test_main_path_adds_the_new_message_to_the_reported_prompt() -> None:
+    history = [user("h" * 4_000)]
+    assert estimate_prompt_tokens(history, user("n" * 400), 50_000) == 50_100
+
+
+def test_first_request_path_estimates_the_whole_history() -> None:
+    history = [user("h" * 4_000), assistant({"type": "text", "text": "a" * 800})]
+    assert estimate_prompt_tokens(history, user("n" * 400), 0) == 1_000 + 200 + 100
+    assert estimate_prompt_tokens(history, user("n" * 400), None) == 1_300
+
+
+def test_new_message_may_be_a_list_or_none() -> None:
+    assert estimate_prompt_tokens([], [user("a" * 40), user("b" * 40)], 7) == 27
+    assert estimate_prompt_tokens([user("a" * 40)], None, 0) == 10
+
+
+def test_a_large_new_message_crosses_auto() -> None:
+    auto = compute_thresholds(200_000).auto  # 167,000
+    last = 160_000
+    assert last < auto
+    assert estimate_prompt_tokens([], user("p" * 40_000), last) >= auto
+
+
+def test_a_restored_session_with_a_large_history_crosses_auto_on_its_first_request() -> None:
+    auto = compute_thresholds(200_000).auto
+    history = [user("h" * 200_000) for _ in range(4)]  # 200,000 estimated tokens
+    assert estimate_prompt_tokens(history, user("next"), 0) >= auto
+
+
+def test_reported_usage_counts_input_and_both_cache_fields() -> None:
+    msg = assistant(tokens={"input": 100, "output": 7, "reasoning": 3, "cache": {"read": 900, "write": 50}})
+    usage = reported_usage(msg)
+    assert usage is not None
+    assert (usage.prompt, usage.output, usage.reasoning, usage.carried) == (1_050, 7, 3, 10)
+
+
+def test_a_host_summary_message_is_not_a_usage_report() -> None:
+    msg = assistant(tokens={"input": 100_000, "output": 2_000}, summary=True)
+    assert reported_usage(msg) is None
+
+
+def test_zero_usage_is_not_a_report() -> None:
+    assert reported_usage(assistant(tokens={"input": 0, "output": 0, "cache": {"read": 0, "write": 0}})) is None
+
+
+def test_last_reported_prompt_is_the_newest_step() -> None:
+    msgs = [assistant(tokens={"input": 10}), user("x"), assistant(tokens={"input": 30, "cache": {"read": 5}}), user("y")]
+    assert last_reported_prompt_tokens(msgs) == 35
+    assert last_reported_prompt_tokens([user("x")]) is None
+
+
+@given(st.text(max_size=500), st.integers(min_value=1, max_value=10**7))
+def test_the_estimate_never_goes_below_the_reported_prompt(text: str, last: int) -> None:
+    assert estimate_prompt_tokens([], user(text), last) >= last
