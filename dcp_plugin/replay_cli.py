@@ -56,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
         info, messages = load_session(path)
         config = _load_config(args.config) if args.config else None
     except SessionFileError as exc:
-        err.print(f"[red]dcp replay:[/red] {exc}", highlight=False)
+        print(f"dcp replay: {exc}", file=sys.stderr)
         return 1
     if not messages:
-        err.print(f"[red]dcp replay:[/red] {path}: the session has no messages", highlight=False)
+        print(f"dcp replay: {path}: the session has no messages", file=sys.stderr)
         return 1
     directory = args.directory or info.get("directory") or str(Path.cwd())
     show_progress = not args.json and err.is_terminal and len(messages) > 2000

@@ -221,3 +221,30 @@ def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAUL
         "time": {"created": msgs[0]["info"]["time"]["created"] if msgs else 0, "updated": sim.clock},
     }
     return {"info": info, "messages": msgs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m dcp_plugin.simulate`: write a generated session as JSON."""
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m dcp_plugin.simulate", description=generate_session.__doc__)
+    parser.add_argument("--messages", type=int, default=400, help="number of messages (default 400)")
+    parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
+    parser.add_argument("--directory", default=DEFAULT_DIRECTORY, help="project directory recorded in the session")
+    parser.add_argument("-o", "--output", help="file to write (default: stdout)")
+    args = parser.parse_args(argv)
+    if args.messages < 1:
+        parser.error("--messages must be at least 1")
+    text = json.dumps(generate_session(args.messages, args.seed, args.directory), indent=1)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

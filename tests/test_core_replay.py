@@ -1,0 +1,157 @@
+"""`dcp replay`, the shipped example and the session generator."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dcp_plugin.cli import main
+from dcp_plugin.replay import replay, request_points
+from dcp_plugin.sessionfile import SessionFileError, example_session_path, load_session, parse_session
+from dcp_plugin.simulate import generate_session
+from dcp_plugin.tokens import estimate_content_tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main(["replay", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_generator_is_deterministic_by_seed():
+    assert generate_session(120, seed=3) == generate_session(120, seed=3)
+    assert generate_session(120, seed=3) != generate_session(120, seed=4)
+
+
+def test_generator_makes_the_requested_number_of_messages():
+    assert len(generate_session(257, seed=1)["messages"]) == 257
+
+
+def test_shipped_example_is_the_generator_output():
+    info, messages = load_session(example_session_path())
+    assert {"info": info, "messages": messages} == generate_session(400, seed=42)
+
+
+def test_examples_folder_holds_the_shipped_session():
+    assert json.loads((ROOT / "examples/sessions/example-400-seed42.json").read_text()) == json.loads(example_session_path().read_text())
+
+
+def test_example_session_looks_like_coding_work():
+    _, messages = load_session(example_session_path())
+    tools = {(p["tool"], p["state"]["status"]) for m in messages for p in m["parts"] if p["type"] == "tool"}
+    assert {("read", "completed"), ("read", "error"), ("write", "completed"), ("edit", "completed"), ("bash", "error"), ("task", "completed"), ("todowrite", "completed")} <= tools
+
+
+def test_replay_of_shipped_example_reports_pruning(capsys):
+    report = run_json(capsys)
+    assert report["messages"] == 400
+    assert report["pruned_calls"]["deduplication"] > 0
+    assert report["pruned_calls"]["purgeErrors"] > 0
+    assert report["pruned_calls"]["supersedeWrites"] == 0  # off by default
+    assert 0 < report["tokens_saved"] == report["tokens_sent_without_plugin"] - report["tokens_sent_with_plugin"]
+
+
+def test_replay_requests_are_one_per_assistant_message(capsys):
+    _, messages = load_session(example_session_path())
+    report = run_json(capsys)
+    assert report["requests"] == len(request_points(messages)) == len(report["per_request"])
+
+
+def test_replay_tokens_without_plugin_match_the_estimate_of_each_prefix(capsys):
+    _, messages = load_session(example_session_path())
+    report = run_json(capsys)
+    for row in report["per_request"][::37]:
+        assert row["tokens_without"] == estimate_content_tokens(messages[: row["messages"]])
+
+
+def test_replay_last_request_with_plugin_matches_a_single_transform(capsys):
+    import copy
+
+    from dcp_plugin.runtime import Runtime, StaticConfig
+
+    _, messages = load_session(example_session_path())
+    report = run_json(capsys)
+    last = report["per_request"][-1]
+    outgoing = copy.deepcopy(messages[: last["messages"]])
+    Runtime("/home/dev/project", StaticConfig()).transform({}, {"messages": outgoing})
+    assert last["tokens_with"] == estimate_content_tokens(outgoing)
+
+
+def test_replay_with_config_file_turns_on_supersede(capsys, tmp_path):
+    cfg = tmp_path / "dcp.jsonc"
+    cfg.write_text('{ // comment\n "strategies": {"supersedeWrites": {"enabled": true}},}')
+    assert run_json(capsys, "--config", str(cfg))["pruned_calls"]["supersedeWrites"] > 0
+
+
+def test_replay_of_a_file(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(generate_session(60, seed=9)))
+    assert run_json(capsys, str(path))["messages"] == 60
+
+
+def test_replay_of_a_bare_message_array(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(generate_session(60, seed=9)["messages"]))
+    assert run_json(capsys, str(path))["messages"] == 60
+
+
+def test_replay_does_not_alter_the_session_it_replays():
+    session = generate_session(150, seed=5)
+    before = json.dumps(session)
+    replay(session["messages"], "/home/dev/project")
+    assert json.dumps(session) == before
+
+
+def test_replay_table_output(capsys):
+    assert main(["replay"]) == 0
+    out = capsys.readouterr().out
+    assert "deduplication" in out and "Total over all requests" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "1:2: not valid JSON"),
+        ("42", "top level is int"),
+        ('{"info": {}}', "`messages` array"),
+        ('[{"info": {}, "parts": {}}]', "messages[0] has no `parts` array"),
+        ('[{"parts": []}]', "messages[0] has no `info` object"),
+        ("[1]", "messages[0] is int"),
+    ],
+)
+def test_replay_bad_file_says_what_and_where(capsys, tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    assert main(["replay", str(path)]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_replay_missing_file(capsys, tmp_path):
+    assert main(["replay", str(tmp_path / "nope.json")]) == 1
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_replay_directory_given_as_file(capsys, tmp_path):
+    assert main(["replay", str(tmp_path)]) == 1
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_parse_session_accepts_export_shape():
+    info, messages = parse_session({"info": {"id": "s"}, "messages": []})
+    assert info == {"id": "s"} and messages == []
+
+
+def test_parse_session_rejects_bad_part():
+    with pytest.raises(SessionFileError, match=r"messages\[0\]\.parts\[1\]"):
+        parse_session([{"info": {}, "parts": [{}, 5]}])
+
+
+def test_dcp_console_script_runs_replay():
+    done = subprocess.run([sys.executable, "-m", "dcp_plugin.cli", "replay", "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["messages"] == 400
