@@ -41,7 +41,8 @@ def parse_session(data: Any, where: str = "session") -> tuple[dict[str, Any], li
             raise SessionFileError(
                 f"{where}: expected an `opencode export` object with a `messages` array, or a bare array of messages"
             )
-        info = data.get("info") if isinstance(data.get("info"), dict) else {}
+        raw_info = data.get("info")
+        info = raw_info if isinstance(raw_info, dict) else {}
     elif isinstance(data, list):
         messages = data
     else:

@@ -165,6 +165,19 @@ function applyPatches(messages, patches) {
   return applied;
 }
 
+// Signals a child only if it really started: after a failed spawn (e.g. ENOENT) Node can keep a
+// handle whose pid is 0 for a moment, and kill(0) would signal our whole process group, host
+// included.
+function killChild(child, signal) {
+  if (!child || !Number.isInteger(child.pid) || child.pid <= 0) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
+
 class BridgeError extends Error {
   constructor(kind, message) {
     super(message);
@@ -279,13 +292,7 @@ class BridgeProcess {
       entry.reject(new BridgeError("crash", reason));
     }
     this.pending.clear();
-    if (child && child.exitCode === null && child.signalCode === null) {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    killChild(child, "SIGKILL");
   }
 
   onStdout(chunk) {
@@ -359,10 +366,10 @@ class BridgeProcess {
     if (child) {
       try {
         child.stdin.end();
-        child.kill("SIGTERM");
       } catch {
-        // already gone
+        // already closed
       }
+      killChild(child, "SIGTERM");
     }
   }
 }

@@ -428,3 +428,15 @@ async function waitFor(check, attempts = 100) {
   }
   assert.fail("condition not reached");
 }
+
+test("stopping a bridge whose spawn failed signals no other process", async (t) => {
+  // Regression: a failed spawn briefly has pid 0, and kill(0) would hit this whole process group.
+  let hits = 0;
+  const onTerm = () => hits++;
+  process.on("SIGTERM", onTerm);
+  t.after(() => process.off("SIGTERM", onTerm));
+  const hooks = await Plugin({ client: fakeClient(), directory: tmpDir(t) }, { command: [path.join(tmpDir(t), "no-such-python")] });
+  hooks.__dcpBridge.stop();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(hits, 0);
+});
