@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.ledger import CallRecord, Ledger
 from dcp_plugin.protection import PathProtector, absolute_path, extract_paths
-from dcp_plugin.pruner import decide_replacement
+from dcp_plugin.pruner import Patches, decide_replacement
 from dcp_plugin.strategies import (
     DEDUPLICATION,
     PURGE_ERRORS,
@@ -28,7 +29,8 @@ class SessionState:
         self.manual: dict[str, str] = {}
         self.new_decisions: list[CallRecord] = []
         self.resyncs = 0
-        self.last_patches: list[Any] = []
+        # The placeholders of the latest request, as sent (replay and tools undo them from here).
+        self.last_patches: Sequence[Any] = Patches()
         self._configure(config)
         self._reset(keep_seen=False)
 

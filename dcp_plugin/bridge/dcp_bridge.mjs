@@ -16,7 +16,8 @@
 //       First line after every spawn. Reply {"id":n,"ok":true}.
 //   {"id":n,"op":"transform","sessionID":str,"reset":bool,"base":int,"messages":[...],
 //    "fingerprint":{"count":int,"firstID":str|null,"lastID":str|null},
-//    "total":int,"model":{"providerID","modelID","limit"?:{"context","output"}}|null}
+//    "total":int,"model":{"providerID","modelID","limit"?:{"context","output"}}|null,
+//    "patchToken":str|null}
 //       One per model request. `messages` are OpenCode's `{info, parts}` objects from index
 //       `base` to the end, so the full list is `known[:base] + messages` (`total` long).
 //       `reset: true` (always with base 0) means: forget this session's messages, here is all.
@@ -25,16 +26,23 @@
 //       If the child's copy does not match, it answers {"id":n,"ok":false,"error":"resync"}
 //       and the JS side resends everything with reset: true.
 //       Reply {"id":n,"ok":true,"patches":[{"messageID","partID","field":"output"|"input",
-//       "value"}], "incremental"?: bool}: each patch sets `part.state[field] = value` on the
-//       tool part `partID` of message `messageID`. The patches of a reply replace the set kept
-//       for the session, unless `incremental` is true: then they are added to it. The kept set
-//       is re-applied on every request (OpenCode rebuilds the list from storage each time) and
-//       dropped whenever a reset is sent.
+//       "value"}], "incremental"?: bool, "patchToken"?: str}: each patch sets
+//       `part.state[field] = value` on the tool part `partID` of message `messageID`. The
+//       patches of a reply replace the set kept for the session, unless `incremental` is true:
+//       then they are added to it. The kept set is re-applied on every request (OpenCode
+//       rebuilds the list from storage each time) and dropped whenever a reset is sent.
+//       `patchToken` names the kept set; the next non-reset request sends it back (null when
+//       none), so the child can answer with only the patches the kept set lacks. A reply that
+//       was lost (timeout) is never committed, so the token always describes what is kept.
 //   {"id":n,"op":"command","sessionID":str,"command":"dcp","arguments":str,
 //    ...optionally the same "reset","base","messages","fingerprint","total" as transform}
 //       A `/dcp ...` slash command. The message fields are present only when this session has
 //       not been synced by a transform yet (the JS side then fetches the stored messages).
-//       Reply {"id":n,"ok":true,"handled":bool,"text":str}.
+//       Reply {"id":n,"ok":true,"handled":bool,"text":str}. A child that no longer holds the
+//       session (it drops sessions idle for hours) answers "resync" to a command without
+//       messages; the JS side then fetches and sends them in full.
+//   {"id":n,"op":"ping"} and {"id":n,"op":"close","sessionID":str} (drop the session's copy)
+//       are understood by the Python bridge; this shim does not send them.
 // Errors: {"id":n,"ok":false,"error":str} for any request.
 // Events (Python -> JS, no id): {"event":"notify","sessionID":str,"text":str} shows `text` to
 //   the user (a toast in the TUI); {"event":"log","level":str,"message":str} goes to OpenCode's log.
@@ -385,13 +393,14 @@ class SessionSync {
   plan(sessionID, messages, generation) {
     const keys = messages.map(messageKey);
     const known = this.sessions.get(sessionID);
-    if (!known || known.generation !== generation) return { reset: true, base: 0, keys };
+    const full = { reset: true, base: 0, keys, token: null };
+    if (!known || known.generation !== generation) return full;
     const sent = known.keys;
-    if (sent.length > keys.length) return { reset: true, base: 0, keys };
+    if (sent.length > keys.length) return full;
     for (let i = 0; i < sent.length; i++) {
-      if (sent[i] !== keys[i]) return { reset: true, base: 0, keys };
+      if (sent[i] !== keys[i]) return full;
     }
-    return { reset: false, base: sent.length, keys };
+    return { reset: false, base: sent.length, keys, token: known.token ?? null };
   }
 
   commit(sessionID, generation, keys, reply, reset) {
@@ -399,7 +408,8 @@ class SessionSync {
     const keep = previous && !reset && previous.generation === generation ? previous.patches : [];
     const patches = Array.isArray(reply.patches) ? reply.patches : [];
     const merged = reply.incremental ? keep.concat(patches) : patches;
-    this.sessions.set(sessionID, { generation, keys, patches: merged });
+    const token = typeof reply.patchToken === "string" ? reply.patchToken : null;
+    this.sessions.set(sessionID, { generation, keys, patches: merged, token });
     return merged;
   }
 
@@ -475,7 +485,7 @@ export default async function DcpBridgePlugin(ctx, options) {
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; attempt < 2; attempt++) {
       const generation = bridge.generation;
-      const plan = attempt === 0 ? sync.plan(sessionID, messages, generation) : { reset: true, base: 0, keys: messages.map(messageKey) };
+      const plan = attempt === 0 ? sync.plan(sessionID, messages, generation) : { reset: true, base: 0, keys: messages.map(messageKey), token: null };
       const body = {
         op,
         sessionID,
@@ -485,6 +495,7 @@ export default async function DcpBridgePlugin(ctx, options) {
         messages: plan.base === 0 ? messages : messages.slice(plan.base),
         fingerprint: prefixFingerprint(messages, plan.base),
         total: messages.length,
+        patchToken: plan.token,
       };
       try {
         const reply = await bridge.request(body, Math.max(1, deadline - Date.now()));
@@ -566,7 +577,13 @@ export default async function DcpBridgePlugin(ctx, options) {
           const known = sync.sessions.get(sessionID);
           if (known && known.generation === bridge.generation) {
             if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
-            return bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
+            try {
+              return await bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
+            } catch (err) {
+              // The child dropped the session (idle): fall through and send it in full.
+              if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
+              sync.forget(sessionID);
+            }
           }
           // Not synced by a transform yet (e.g. the first thing in a resumed session).
           const messages = await fetchSessionMessages(client, sessionID);

@@ -208,6 +208,21 @@ test("incremental patches accumulate across requests", async (t) => {
   assert.equal(next[2].parts[1].state.output, "content 2");
 });
 
+test("the patch token of a reply is sent back with the next request", async (t) => {
+  const { hooks, transforms } = await makePlugin(t, { env: { STUB_TOKEN: "1" } });
+  await transform(hooks, conversation(1));
+  await transform(hooks, conversation(2));
+  const [first, second] = transforms();
+  assert.deepEqual([first.patchToken, second.patchToken], [null, `t${first.id}`]);
+});
+
+test("a full resend carries no patch token", async (t) => {
+  const { hooks, transforms } = await makePlugin(t, { env: { STUB_TOKEN: "1" } });
+  await transform(hooks, conversation(2));
+  await transform(hooks, conversation(1));
+  assert.deepEqual(transforms().map((r) => [r.reset, r.patchToken]), [[true, null], [true, null]]);
+});
+
 test("a resync answer makes the shim resend the session in full", async (t) => {
   const { hooks, transforms } = await makePlugin(t, { env: { STUB_RESYNC_ONCE: "1" } });
   await transform(hooks, conversation(1));
@@ -341,6 +356,16 @@ test("a /dcp command after a transform sends no messages", async (t) => {
   const cmd = requests().find((r) => r.op === "command");
   assert.equal("messages" in cmd, false);
   assert.equal(cmd.arguments, "");
+});
+
+test("a /dcp command whose session the bridge dropped resends the session in full", async (t) => {
+  const { hooks, client, requests } = await makePlugin(t, { env: { STUB_FORGET_ON_COMMAND: "1" }, stored: conversation(3) });
+  await transform(hooks, conversation(2));
+  await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "stats" }, { parts: [] }));
+  const commands = requests().filter((r) => r.op === "command");
+  assert.deepEqual(commands.map((r) => [("messages" in r), r.reset ?? null]), [[false, null], [true, true]]);
+  assert.equal(client.calls.fetched, 1);
+  assert.equal(client.calls.prompts[0].body.parts[0].text, "stub stats (4 messages)");
 });
 
 test("a /dcp command the bridge does not handle goes on to the model", async (t) => {

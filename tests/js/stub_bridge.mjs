@@ -11,6 +11,9 @@
 //   STUB_INCREMENTAL    reply with only the new patches and "incremental": true
 //   STUB_INPUT_PATCH    also replace state.input of pruned parts with {"pruned": true}
 //   STUB_NOISE          print a non-JSON line and a notify event before the first reply
+//   STUB_TOKEN          add "patchToken": "t<request id>" to every transform reply
+//   STUB_FORGET_ON_COMMAND  forget the session when a command without messages arrives and
+//                       answer "resync" (as the Python bridge does after dropping an idle session)
 import fs from "node:fs";
 import readline from "node:readline";
 
@@ -86,9 +89,14 @@ async function handle(req) {
       for (const p of patches) state.sentPatchKeys.add(`${p.partID}/${p.field}`);
       return send({ id: req.id, ok: true, patches, incremental: true });
     }
+    if (env.STUB_TOKEN) return send({ id: req.id, ok: true, patches, patchToken: `t${req.id}` });
     return send({ id: req.id, ok: true, patches });
   }
   if (req.op === "command") {
+    if (env.STUB_FORGET_ON_COMMAND && !("messages" in req)) {
+      sessions.delete(req.sessionID);
+      return send({ id: req.id, ok: false, error: "resync" });
+    }
     const error = syncSession(req);
     if (error) return send({ id: req.id, ok: false, error });
     if (req.arguments === "passthrough") return send({ id: req.id, ok: true, handled: false, text: "" });

@@ -1,0 +1,1 @@
+"""Benchmarks of the plugin's hot path; run them with ``python -m benchmarks``."""

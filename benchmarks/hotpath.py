@@ -1,0 +1,202 @@
+"""Measures one session: cold and warm requests, json.dumps, step breakdown, memory, savings."""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import json
+import pstats
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pruner import apply, plan
+from dcp_plugin.session import SessionState
+from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.tokens import estimate_message_tokens
+
+from benchmarks.equivalence import decision_map, from_scratch
+from benchmarks.harness import BenchHost, restore
+from benchmarks.sessions import BenchSession
+from benchmarks.stats import summary
+
+Progress = Callable[[str], None]
+
+CONFIGS: dict[str, DcpConfig] = {
+    "default": DcpConfig(),
+    "supersedeWrites": DcpConfig.model_validate({"strategies": {"supersedeWrites": {"enabled": True}}}),
+}
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost) -> dict[str, Any]:
+    """Through the hook: cold requests at the base size, then warm ones each adding one message.
+
+    The first ``warm`` warm requests reuse the working copy (placeholders undone after each);
+    the rest get a freshly built copy of the history, as a host that re-reads its storage does.
+    """
+    cold: list[float] = []
+    for _ in range(repeat):
+        host.forget()
+        cold.append(host.request(session.base))
+    reused = [host.request(session.base + i) for i in range(1, warm + 1)]
+    fresh = [host.request_fresh(count) for count in range(session.base + warm + 1, len(session.messages) + 1)]
+    state = host.state()
+    resyncs = state.resyncs if state is not None else 0
+    return {
+        "cold_ms": summary(cold),
+        "warm_ms": summary(reused),
+        "warm_fresh_copy_ms": summary(fresh),
+        "warm_resyncs": resyncs,
+    }
+
+
+def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpConfig) -> dict[str, Any]:
+    """The warm request's two steps called directly, each repeated back to back on its own.
+
+    Sync + strategies: the same one-message appends as the warm requests (the first one also
+    counted in Python function calls, a measure of work that does not depend on the machine).
+    Placeholders: planning and writing every placeholder of the last of those requests.
+    Timed apart so that one step's cache misses are not billed to the other.
+    """
+    state = SessionState("bench-steps", config, session.directory)
+    working, original = host.working, host.original
+    state.update(working[: session.base])
+    counts = range(session.base + 1, session.base + warm + 1)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    state.update(working[: counts[0]])
+    profiler.disable()
+    calls = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
+    update_ms: list[float] = []
+    for count in counts[1:]:
+        outgoing = working[:count]
+        start = time.perf_counter()
+        state.update(outgoing)
+        update_ms.append(_ms(start))
+    outgoing = working[: counts[-1]]
+    placeholders: list[float] = []
+    patches: Any = []
+    for _ in counts:
+        start = time.perf_counter()
+        patches = plan(outgoing, state.decided)
+        apply(patches)
+        placeholders.append(_ms(start))
+        restore(original, patches)
+    per_part = [1000 * ms / len(patches) for ms in placeholders] if patches else []
+    return {
+        "sync_and_strategies_ms": summary(update_ms),
+        "sync_and_strategies_python_calls": calls,
+        "placeholders_ms": summary(placeholders),
+        "placeholder_us_per_part": summary(per_part),
+        "pruned_parts": len(patches),
+        "decided_calls": len(state.decided),
+    }
+
+
+def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:
+    """json.dumps of the outgoing list of the last warm request, as the host would send it."""
+    outgoing = host.working[:count]
+    host.request(count, keep=True)
+    samples: list[float] = []
+    size = 0
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            size = len(json.dumps(outgoing))
+            samples.append(_ms(start))
+    finally:
+        state = host.state()
+        if state is not None:
+            restore(host.original, state.last_patches)
+    return {"json_dumps_ms": summary(samples), "request_json_mb": round(size / 1e6, 2)}
+
+
+def memory(session: BenchSession, config: DcpConfig) -> dict[str, Any]:
+    """Bytes allocated and still held by a session's ledger and state after syncing the base history."""
+    messages = session.messages[: session.base]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        state = SessionState("bench-memory", config, session.directory)
+        state.update(messages)
+        state.last_patches = plan(messages, state.decided)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    calls = max(1, session.tool_calls)
+    del state
+    return {
+        "session_bytes": held,
+        "bytes_per_1000_calls": round(held * 1000 / calls),
+        "mb_per_1000_calls": round(held / calls * 1000 / 1e6, 3),
+    }
+
+
+def savings(state: SessionState, request_tokens: int) -> dict[str, Any]:
+    """Calls pruned and tokens saved per strategy on the final request, and in total."""
+    totals = state.saved_by_strategy()
+    by_strategy = {
+        name: {"calls": totals.get(name, (0, 0))[0], "tokens": totals.get(name, (0, 0))[1]}
+        for name in (*STRATEGY_ORDER, SWEEP)
+    }
+    saved = sum(v["tokens"] for v in by_strategy.values())
+    return {
+        "by_strategy": by_strategy,
+        "calls": sum(v["calls"] for v in by_strategy.values()),
+        "tokens": saved,
+        "percent": round(100 * saved / request_tokens, 2) if request_tokens else 0.0,
+    }
+
+
+def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | None = None) -> dict[str, Any]:
+    """Every number of one session: ``repeat`` samples of cold requests and json.dumps, ``warm`` of
+    warm requests and steps, the session's remaining appended messages as fresh-copy warm requests."""
+    say = progress or (lambda _text: None)
+    config = CONFIGS["default"]
+    row: dict[str, Any] = {
+        "name": session.name,
+        "source": session.source,
+        "messages": session.base,
+        "messages_appended": session.extra,
+        "tool_calls": session.tool_calls,
+    }
+    host = BenchHost(session.messages, session.directory, config, f"bench-{session.name}")
+    try:
+        say(f"{session.name}: cold and warm requests through the hook")
+        row.update(hook_timings(session, repeat, warm, host))
+        incremental = host.state()
+        incremental_decisions = decision_map(incremental) if incremental is not None else {}
+        say(f"{session.name}: pipeline steps")
+        row.update(step_timings(session, warm, host, config))
+        say(f"{session.name}: json.dumps")
+        row.update(dumps_timings(host, len(session.messages), repeat))
+    finally:
+        host.close()
+    warm_ms, dumps_ms = row["warm_ms"], row["json_dumps_ms"]
+    row["warm_percent_of_json_dumps"] = {
+        "median": round(100 * warm_ms["median"] / dumps_ms["median"], 2) if dumps_ms["median"] else 0.0,
+        "p95": round(100 * warm_ms["p95"] / dumps_ms["median"], 2) if dumps_ms["median"] else 0.0,
+    }
+    say(f"{session.name}: from scratch, savings, memory")
+    start = time.perf_counter()
+    scratch = from_scratch(session.messages, session.directory, config)
+    row["from_scratch_ms"] = round(_ms(start), 3)
+    row["incremental_equals_from_scratch"] = incremental_decisions == decision_map(scratch)
+    del scratch
+    # Savings on the session as it was, without the benchmark's appended steps.
+    history = session.messages[: session.base]
+    request_tokens = sum(estimate_message_tokens(m) for m in history)
+    row["request_tokens"] = request_tokens
+    row["savings"] = {
+        name: savings(from_scratch(history, session.directory, cfg), request_tokens) for name, cfg in CONFIGS.items()
+    }
+    row["memory"] = memory(session, config)
+    return row

@@ -1,0 +1,140 @@
+"""The benchmark's results as rich tables for the terminal and as Markdown for the docs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from dcp_plugin.strategies import STRATEGY_ORDER
+
+MACHINE_LABEL = "2-core x86_64 Linux VM, Python 3.11"
+
+
+def _ms(stats: dict[str, Any]) -> str:
+    return f"{stats['median']:,.2f} / {stats['p95']:,.2f}"
+
+
+def _yes(value: bool | None) -> str:
+    return "n/a" if value is None else ("yes" if value else "NO")
+
+
+def timing_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-request table."""
+    header = [
+        "session", "messages", "tool calls", "cold ms", "warm ms", "warm ms (fresh copy)", "json.dumps ms", "warm / dumps",
+    ]
+    rows = [
+        [
+            r["name"], f"{r['messages']:,}", f"{r['tool_calls']:,}", _ms(r["cold_ms"]), _ms(r["warm_ms"]),
+            _ms(r["warm_fresh_copy_ms"]), _ms(r["json_dumps_ms"]), f"{r['warm_percent_of_json_dumps']['median']:.2f} %",
+        ]
+        for r in data["sessions"]
+    ]
+    return header, rows
+
+
+def breakdown_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the table of where a warm request's time goes, with memory and exactness."""
+    header = [
+        "session", "sync+strategies ms", "py calls", "placeholders ms", "pruned parts", "µs / part", "MB / 1k calls",
+        "= from scratch",
+    ]
+    rows = [
+        [
+            r["name"], _ms(r["sync_and_strategies_ms"]), f"{r['sync_and_strategies_python_calls']:,}",
+            _ms(r["placeholders_ms"]), f"{r['pruned_parts']:,}",
+            f"{r['placeholder_us_per_part']['median']:.2f}", f"{r['memory']['mb_per_1000_calls']:.3f}",
+            _yes(r["incremental_equals_from_scratch"]),
+        ]
+        for r in data["sessions"]
+    ]
+    return header, rows
+
+
+def savings_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the savings table (tokens saved on the session's last request)."""
+    header = ["session", "request tokens", *STRATEGY_ORDER, "total (default)", "total (+supersedeWrites)"]
+    rows = []
+    for r in data["sessions"]:
+        default, superseding = r["savings"]["default"], r["savings"]["supersedeWrites"]
+        cells = []
+        for name in STRATEGY_ORDER:
+            source = superseding if name == "supersedeWrites" else default
+            s = source["by_strategy"][name]
+            cells.append(f"{s['tokens']:,} ({s['calls']:,} calls)")
+        rows.append([
+            r["name"], f"{r['request_tokens']:,}", *cells,
+            f"{default['tokens']:,} ({default['percent']:.1f} %)", f"{superseding['tokens']:,} ({superseding['percent']:.1f} %)",
+        ])
+    return header, rows
+
+
+def target_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the targets table."""
+    header = ["target", "limit", "measured (median)", "met"]
+    rows = [
+        [
+            t["target"],
+            t["limit"],
+            ("n/a" if t["measured"] is None else f"{t['measured']:g}") + (f" ({t['note']})" if t.get("note") else ""),
+            _yes(t["met"]),
+        ]
+        for t in data["targets"]
+    ]
+    return header, rows
+
+
+def print_tables(data: dict[str, Any], console: Console) -> None:
+    """The three tables on the terminal."""
+    titles = (
+        ("Per request: median / p95 over repeated runs", timing_rows),
+        ("Steps of a warm request timed apart, memory, exactness", breakdown_rows),
+        ("Tokens saved on the last request, per strategy", savings_rows),
+        ("Targets", target_rows),
+    )
+    for title, build in titles:
+        header, rows = build(data)
+        table = Table(title=title, title_justify="left")
+        for index, name in enumerate(header):
+            table.add_column(name, justify="left" if index == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub pipe table; the first column left-aligned, the others right-aligned."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The results as Markdown, with the machine they came from and no local paths."""
+    repeat = data["repeat"]
+    parts = [
+        "# Benchmark results",
+        "",
+        f"Measured on a {MACHINE_LABEL} with `python -m benchmarks` ({repeat} samples of each timing; "
+        "times in ms as median / p95).",
+        "",
+        "## Per request",
+        "",
+        markdown_table(*timing_rows(data)),
+        "",
+        "## Steps of a warm request, timed apart",
+        "",
+        markdown_table(*breakdown_rows(data)),
+        "",
+        "## Tokens saved on the last request",
+        "",
+        markdown_table(*savings_rows(data)),
+        "",
+        "## Targets",
+        "",
+        markdown_table(*target_rows(data)),
+        "",
+    ]
+    return "\n".join(parts)

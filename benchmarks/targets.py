@@ -1,0 +1,53 @@
+"""The issue's performance targets, checked against measured sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+WARM_MS_AT_1000 = 2.0
+WARM_MS_AT_20000 = 30.0
+WARM_PERCENT_OF_DUMPS_AT_20000 = 5.0
+MB_PER_1000_CALLS = 1.0
+# Sync + strategies may vary with what the new message holds, not with the history's length:
+# counted in Python function calls, which unlike microseconds do not depend on cache state.
+FLAT_RATIO = 1.0
+
+
+def _generated(rows: list[dict[str, Any]], size: int) -> dict[str, Any] | None:
+    return next((r for r in rows if r["source"] == "generated" and r["messages"] == size), None)
+
+
+def _target(name: str, limit: str, value: float | None, met: bool | None) -> dict[str, Any]:
+    return {"target": name, "limit": limit, "measured": value, "met": met}
+
+
+def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target with its measured value (median) and whether it is met; None when not measured."""
+    out: list[dict[str, Any]] = []
+    at_1000, at_20000 = _generated(rows, 1_000), _generated(rows, 20_000)
+    value = at_1000["warm_ms"]["median"] if at_1000 else None
+    out.append(_target("warm request at 1,000 messages (ms)", f"<= {WARM_MS_AT_1000:g}", value,
+                       None if value is None else value <= WARM_MS_AT_1000))
+    value = at_20000["warm_ms"]["median"] if at_20000 else None
+    out.append(_target("warm request at 20,000 messages (ms)", f"<= {WARM_MS_AT_20000:g}", value,
+                       None if value is None else value <= WARM_MS_AT_20000))
+    value = at_20000["warm_percent_of_json_dumps"]["median"] if at_20000 else None
+    out.append(_target("warm request as % of json.dumps at 20,000", f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
+                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    generated = sorted((r for r in rows if r["source"] == "generated"), key=lambda r: r["messages"])
+    value, note = None, None
+    if len(generated) >= 2:
+        small, large = generated[0], generated[-1]
+        value = round(large["sync_and_strategies_python_calls"] / small["sync_and_strategies_python_calls"], 2)
+        small_ms, large_ms = small["sync_and_strategies_ms"]["median"], large["sync_and_strategies_ms"]["median"]
+        note = f"{small_ms:g} ms at {small['messages']:,} messages, {large_ms:g} ms at {large['messages']:,}"
+    target = _target(
+        "sync + strategies work, largest / smallest history (Python calls, same one-message append)",
+        f"<= {FLAT_RATIO:g}", value, None if value is None else value <= FLAT_RATIO,
+    )
+    target["note"] = note
+    out.append(target)
+    value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
+    out.append(_target("session memory per 1,000 tool calls (MB)", f"<= {MB_PER_1000_CALLS:g}", value,
+                       None if value is None else value <= MB_PER_1000_CALLS))
+    return out

@@ -1,0 +1,245 @@
+"""The bridge server: answers the JS shim's JSON-lines requests with the plugin's patches."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import IO, Any
+
+from dcp_plugin.bridge import protocol
+from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
+from dcp_plugin.bridge.protocol import ProtocolError
+from dcp_plugin.pruner import to_wire
+from dcp_plugin.runtime import Runtime
+
+log = logging.getLogger("dcp_plugin.bridge")
+
+Write = Callable[[str], None]
+# A full resend of at least this many messages moves the heap out of the cyclic collector's
+# sight (gc.freeze): the mirror holds JSON data without cycles, refcounting frees it, and
+# otherwise every full collection rescans the whole history (tens of ms at 10,000 messages).
+FREEZE_AFTER_MESSAGES = 1000
+
+
+class BridgeServer:
+    """Serves many sessions over one line stream; every request gets exactly one reply line."""
+
+    def __init__(self, write: Write, runtime: Runtime | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
+        self._write = write
+        self._lock = threading.RLock()  # notify events and log events may come from other threads
+        self.runtime = runtime if runtime is not None else Runtime()
+        self.mirrors = Mirrors(idle_seconds)
+        self.freeze = False  # main() turns it on: only a process of its own may freeze its heap
+
+    # -- output ------------------------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        with self._lock:
+            self._write(line + "\n")
+
+    def notify(self, session_id: str | None, text: str) -> None:
+        """The runtime's notify: a toast on the JS side."""
+        self.emit(protocol.event_line("notify", sessionID=session_id, text=str(text)))
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def handle_line(self, line: bytes | str) -> None:
+        """Answer one request line; never raises (a failure becomes an error reply)."""
+        if not line.strip():
+            return
+        rid: int | str | None = None
+        try:
+            request = protocol.parse_line(line)
+            rid = protocol.request_id(request)
+            op = protocol.op_of(request)
+            reply = getattr(self, f"_op_{op}")(rid, request)
+        except ProtocolError as exc:
+            log.warning("dcp bridge: bad request (id %s): %s", rid, exc)
+            reply = protocol.error_line(rid, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the server must outlive any request
+            log.exception("dcp bridge: request %s failed", rid)
+            reply = protocol.error_line(rid, f"internal error: {type(exc).__name__}: {exc}")
+        self.emit(reply)
+        for sid in self.mirrors.drop_idle():
+            log.info("dcp bridge: dropped the idle session %s", sid)
+
+    def serve(self, lines: Iterable[bytes | str]) -> None:
+        """Answer every line until the input ends (OpenCode closes our stdin when it exits)."""
+        for line in lines:
+            self.handle_line(line)
+
+    # -- ops ---------------------------------------------------------------------------------
+    def _op_ping(self, rid: int | str | None, request: dict[str, Any]) -> str:
+        return protocol.ok_line(rid, sessions=len(self.mirrors.sessions))
+
+    def _op_startup(self, rid: int | str | None, request: dict[str, Any]) -> str:
+        context = request.get("context") or {}
+        if not isinstance(context, dict):
+            raise ProtocolError(f'"context" must be an object, got {type(context).__name__}')
+        self.runtime.startup({**context, "notify": self.notify})
+        return protocol.ok_line(rid)
+
+    def _op_close(self, rid: int | str | None, request: dict[str, Any]) -> str:
+        self.mirrors.drop(protocol.session_of(request))
+        return protocol.ok_line(rid)
+
+    def _sync(self, session_id: str, request: dict[str, Any]) -> Mirror:
+        """The session's mirror after applying the request's delta; Resync when it does not fit."""
+        delta = protocol.delta_of(request)
+        mirror = self.mirrors.get_or_create(session_id)
+        if delta.reset:
+            # The JS side resends in full when it saw the history change anywhere: start the
+            # session's decisions over so the result equals a from-scratch run on the new list.
+            state = self.runtime.sessions.get(session_id)
+            if state is not None and mirror.messages:
+                state.resync()
+        try:
+            mirror.apply(delta)
+        except Resync as exc:
+            log.info("dcp bridge: session %s needs a resync: %s", session_id, exc)
+            raise
+        if self.freeze and len(delta.messages) >= FREEZE_AFTER_MESSAGES:
+            gc.freeze()
+        return mirror
+
+    def _op_transform(self, rid: int | str | None, request: dict[str, Any]) -> str:
+        session_id = protocol.session_of(request)
+        try:
+            mirror = self._sync(session_id, request)
+        except Resync:
+            return protocol.error_line(rid, protocol.RESYNC)
+        fragments = self._patches(session_id, mirror, request.get("model"))
+        if fragments is None:
+            return protocol.patches_line(rid, [])
+        held = None if request.get("reset") else mirror.held_by_client(request.get("patchToken"))
+        if held is None:
+            return protocol.patches_line(rid, fragments, token=mirror.token())
+        # The client holds our first `held` patches (its token says so): send only the rest.
+        return protocol.patches_line(rid, fragments[held:], incremental=True, token=mirror.token())
+
+    def _patches(self, session_id: str, mirror: Mirror, model: Any) -> list[str] | None:
+        """The session's full patch set as JSON fragments; None when the plugin fails (fail open)."""
+        messages = mirror.messages
+        runtime = self.runtime
+        hook_input: dict[str, Any] = {"sessionID": session_id}
+        if isinstance(model, dict):
+            hook_input["model"] = model
+        try:
+            state, patches = runtime.plan(messages, hook_input)
+            if state is None:
+                mirror.forget_patches()
+                return None
+            if mirror.decided_ref is not state.decided or len(mirror.fragments) > len(patches):
+                mirror.forget_patches(state.decided)
+            fragments = mirror.fragments
+            if len(fragments) < len(patches):
+                fragments.extend(map(protocol.patch_fragment, to_wire(messages, patches[len(fragments) :])))
+        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+            log.exception("dcp bridge: pruning failed for session %s; the request is sent unpruned", session_id)
+            mirror.forget_patches()
+            return None
+        runtime.after_request(state, messages, hook_input)
+        return fragments
+
+    def _op_command(self, rid: int | str | None, request: dict[str, Any]) -> str:
+        session_id = protocol.session_of(request)
+        command = request.get("command")
+        arguments = request.get("arguments", "")
+        if not isinstance(command, str) or not isinstance(arguments, str):
+            raise ProtocolError('"command" and "arguments" must be strings')
+        if protocol.has_delta(request):
+            try:
+                mirror = self._sync(session_id, request)
+            except Resync:
+                return protocol.error_line(rid, protocol.RESYNC)
+        else:
+            found = self.mirrors.get(session_id)
+            if found is None:
+                # Dropped while idle (or never synced): the JS side resends the session.
+                return protocol.error_line(rid, protocol.RESYNC)
+            mirror = found
+            mirror.touch()
+        output: dict[str, Any] = {"parts": []}
+        hook_input = {
+            "command": command,
+            "arguments": arguments,
+            "sessionID": session_id,
+            # A new list: a command may reorder or extend what it is given, never our mirror.
+            "messages": list(mirror.messages),
+        }
+        try:
+            self.runtime.command(hook_input, output)
+        except Exception as exc:  # noqa: BLE001 - answer the user instead of sending /dcp to the model
+            log.exception("dcp bridge: /%s %s failed", command, arguments)
+            return protocol.ok_line(rid, handled=True, text=f"dcp: /{command} {arguments} failed: {exc}".rstrip())
+        texts = [
+            str(part.get("text", ""))
+            for part in output.get("parts") or []
+            if isinstance(part, dict) and part.get("type", "text") == "text"
+        ]
+        return protocol.ok_line(rid, handled=bool(output.get("handled")), text="\n\n".join(texts))
+
+
+class EventLogHandler(logging.Handler):
+    """Forwards warnings and errors to the JS side as log events (they land in OpenCode's log)."""
+
+    def __init__(self, server: BridgeServer) -> None:
+        super().__init__(logging.WARNING)
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                message += f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"
+            self.server.emit(protocol.event_line("log", level=record.levelname.lower(), message=message))
+        except Exception:  # noqa: BLE001 - logging must never break a request
+            self.handleError(record)
+
+
+def protocol_stdout() -> IO[bytes]:
+    """Take fd 1 for the protocol and point everything else that writes to stdout at stderr.
+
+    A stray print, a C extension or a child process writing to fd 1 would corrupt the stream;
+    after this they all land on stderr, and only the returned file writes protocol lines.
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "wb")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m dcp_plugin.bridge`: serve stdin until it closes."""
+    level = os.environ.get("DCP_BRIDGE_LOG", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="dcp-bridge %(levelname)s %(name)s: %(message)s",
+    )
+    out = protocol_stdout()
+
+    def write(text: str) -> None:
+        out.write(text.encode("utf-8"))
+        out.flush()
+
+    try:
+        idle = float(os.environ.get("DCP_BRIDGE_IDLE_SECONDS", DEFAULT_IDLE_SECONDS))
+    except ValueError:
+        idle = DEFAULT_IDLE_SECONDS
+    server = BridgeServer(write, idle_seconds=idle)
+    server.freeze = True
+    logging.getLogger("dcp_plugin").addHandler(EventLogHandler(server))
+    try:
+        server.serve(sys.stdin.buffer)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    finally:
+        try:
+            out.close()
+        except OSError:
+            pass
+    return 0

@@ -1,0 +1,161 @@
+"""The hot-path benchmark runs, reports what it promises, and its incremental path is exact."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reference import reference_decisions
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.cli import main  # noqa: E402
+from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons  # noqa: E402
+from benchmarks.harness import BenchHost  # noqa: E402
+from benchmarks.report import MACHINE_LABEL  # noqa: E402
+from benchmarks.runner import run, warm_count  # noqa: E402
+from benchmarks.sessions import generated  # noqa: E402
+from dcp_plugin.config.model import DcpConfig  # noqa: E402
+from dcp_plugin.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
+import dcp_plugin.plugin  # noqa: E402
+
+REPEAT = 2
+TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")
+
+
+@pytest.fixture(scope="module")
+def recorded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("rec") / "export.json"
+    path.write_text(json.dumps(generate_session(80, seed=7)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def result(recorded_file: Path) -> dict[str, Any]:
+    return run(sizes=[120], files=[recorded_file], repeat=REPEAT)
+
+
+def test_measures_each_generated_size_and_each_file(result: dict[str, Any]) -> None:
+    assert [(r["name"], r["source"], r["messages"]) for r in result["sessions"]] == [
+        ("generated 120", "generated", 120),
+        ("export.json", "file", 80),
+    ]
+
+
+def test_every_timing_has_median_and_p95_over_the_requested_samples(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        counts = {name: row[name]["n"] for name in TIMINGS}
+        assert counts == {
+            "cold_ms": REPEAT,
+            "warm_ms": warm_count(REPEAT),
+            "warm_fresh_copy_ms": REPEAT,
+            "json_dumps_ms": REPEAT,
+            "sync_and_strategies_ms": warm_count(REPEAT) - 1,
+            "placeholders_ms": warm_count(REPEAT),
+        }
+        for name in TIMINGS:
+            assert 0 < row[name]["min"] <= row[name]["median"] <= row[name]["p95"]
+
+
+def test_warm_time_is_reported_as_a_share_of_json_dumps(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        expected = round(100 * row["warm_ms"]["median"] / row["json_dumps_ms"]["median"], 2)
+        assert row["warm_percent_of_json_dumps"]["median"] == expected
+
+
+def test_incremental_requests_equal_a_from_scratch_run(result: dict[str, Any]) -> None:
+    assert [r["incremental_equals_from_scratch"] for r in result["sessions"]] == [True, True]
+    assert [r["warm_resyncs"] for r in result["sessions"]] == [0, 0]
+
+
+def test_memory_is_reported_per_thousand_tool_calls(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        memory = row["memory"]
+        assert memory["session_bytes"] > 0
+        assert memory["bytes_per_1000_calls"] == round(memory["session_bytes"] * 1000 / row["tool_calls"])
+
+
+def test_savings_total_is_the_sum_of_the_strategies(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        for config_name in ("default", "supersedeWrites"):
+            saved = row["savings"][config_name]
+            assert saved["tokens"] == sum(s["tokens"] for s in saved["by_strategy"].values())
+            assert 0 < saved["tokens"] < row["request_tokens"]
+        assert row["savings"]["default"]["by_strategy"]["supersedeWrites"] == {"calls": 0, "tokens": 0}
+        assert row["savings"]["supersedeWrites"]["by_strategy"]["supersedeWrites"]["calls"] > 0
+
+
+def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) -> None:
+    met = {t["target"]: t["met"] for t in result["targets"]}
+    assert met["warm request at 20,000 messages (ms)"] is None
+    assert met["warm request at 1,000 messages (ms)"] is None
+    assert len(met) == 5
+
+
+def test_benchmark_leaves_the_plugin_runtime_as_it_was(result: dict[str, Any]) -> None:
+    before = dcp_plugin.plugin.RUNTIME
+    host = BenchHost(generate_session(10)["messages"], DEFAULT_DIRECTORY, DcpConfig(), "bench-test")
+    host.request(10)
+    host.close()
+    assert dcp_plugin.plugin.RUNTIME is before
+    assert "bench-test" not in before.sessions
+
+
+def test_requests_leave_the_working_copy_as_pristine_as_the_original() -> None:
+    session = generated(60, 5)
+    host = BenchHost(session.messages, session.directory, DcpConfig(), "bench-pristine")
+    try:
+        for count in range(session.base, len(session.messages) + 1):
+            host.request(count)
+        assert host.state() is not None and len(host.state().last_patches) > 0  # type: ignore[union-attr]
+        assert host.working == session.messages
+    finally:
+        host.close()
+
+
+def test_cli_writes_json_and_markdown_without_local_paths(tmp_path: Path, recorded_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, md = tmp_path / "out.json", tmp_path / "RESULTS.md"
+    assert main(["--sizes", "40", "--repeat", "1", "--json", str(out), "--markdown", str(md), str(recorded_file)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    text = md.read_text(encoding="utf-8")
+    assert [r["name"] for r in data["sessions"]] == ["generated 40", "export.json"]
+    assert MACHINE_LABEL in text and "| generated 40 |" in text and "| export.json |" in text
+    assert str(tmp_path) not in text
+    assert "generated 40" in capsys.readouterr().out
+
+
+def test_cli_rejects_a_bad_size_list(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--sizes", "100,lots"])
+    assert "comma-separated whole numbers" in capsys.readouterr().err
+
+
+def test_cli_reports_an_unreadable_session_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["--sizes", "", "--json", str(tmp_path / "o.json"), str(bad)]) == 1
+    assert "bad.json:1:2: not valid JSON" in capsys.readouterr().err
+
+
+CONFIGS = {
+    "default": DcpConfig(),
+    "all strategies, turn protection": DcpConfig.model_validate(
+        {"strategies": {"supersedeWrites": {"enabled": True}}, "turnProtection": {"enabled": True, "turns": 2}}
+    ),
+}
+
+
+@pytest.mark.parametrize("size", [100, 1_000])
+@pytest.mark.parametrize("config_name", list(CONFIGS))
+def test_one_request_per_message_decides_like_scratch_and_reference(size: int, config_name: str) -> None:
+    config = CONFIGS[config_name]
+    messages = generate_session(size, seed=1)["messages"]
+    step_by_step = incremental(messages, DEFAULT_DIRECTORY, config)
+    scratch = decision_map(from_scratch(messages, DEFAULT_DIRECTORY, config))
+    assert step_by_step == scratch
+    assert reasons(step_by_step) == reference_decisions(messages, config, DEFAULT_DIRECTORY)

@@ -1,0 +1,147 @@
+"""`dcp opencode install|uninstall`: the shim written into OpenCode's plugin dirs, and only ours removed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dcp_plugin.bridge import SHIM_PATH
+from dcp_plugin.bridge import install as inst
+from dcp_plugin.cli import main
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def plugin_file(project: Path) -> Path:
+    return project / ".opencode" / "plugins" / "dcp.js"
+
+
+def test_install_writes_the_shim_into_the_project(project: Path):
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    assert plugin_file(project).read_text() == inst.MARKER + "\n" + SHIM_PATH.read_text().replace(
+        'const INSTALLED_PYTHON = "python3";', f"const INSTALLED_PYTHON = {json.dumps(sys.executable)};"
+    )
+
+
+def test_install_defaults_to_the_current_directory(project: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(project)
+    main(["opencode", "install"])
+    assert plugin_file(project).is_file()
+
+
+def test_install_pins_the_installing_interpreter(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    assert f"const INSTALLED_PYTHON = {json.dumps(sys.executable)};" in plugin_file(project).read_text()
+
+
+def test_install_pins_the_python_given(project: Path):
+    main(["opencode", "install", "--project", str(project), "--python", "/opt/py/bin/python3"])
+    assert 'const INSTALLED_PYTHON = "/opt/py/bin/python3";' in plugin_file(project).read_text()
+
+
+def test_a_path_with_quotes_stays_a_valid_js_string():
+    text = inst.render_shim('/odd "dir"\\python')
+    assert 'const INSTALLED_PYTHON = "/odd \\"dir\\"\\\\python";' in text
+
+
+def test_the_installed_file_starts_with_our_marker(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    assert plugin_file(project).read_text().splitlines()[0] == inst.MARKER
+
+
+def test_install_global_writes_into_the_xdg_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    main(["opencode", "install", "--global"])
+    assert (tmp_path / "cfg" / "opencode" / "plugins" / "dcp.js").is_file()
+
+
+def test_install_global_falls_back_to_home_config():
+    assert inst.global_plugins_dir({"HOME": "/home/u"}) == Path("/home/u/.config/opencode/plugins")
+
+
+def test_installing_twice_is_a_no_op(project: Path, capsys: pytest.CaptureFixture[str]):
+    main(["opencode", "install", "--project", str(project)])
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    assert "already installed and up to date" in capsys.readouterr().out
+
+
+def test_install_updates_our_older_file(project: Path):
+    main(["opencode", "install", "--project", str(project), "--python", "/old/python"])
+    assert inst.install(plugin_file(project).parent, "/new/python").action == "updated"
+
+
+def test_install_refuses_to_replace_a_file_we_did_not_write(project: Path, capsys: pytest.CaptureFixture[str]):
+    plugin_file(project).parent.mkdir(parents=True)
+    plugin_file(project).write_text("export default async () => ({})\n")
+    assert main(["opencode", "install", "--project", str(project)]) == 1
+    assert "--force" in capsys.readouterr().err
+    assert plugin_file(project).read_text() == "export default async () => ({})\n"
+
+
+def test_install_force_replaces_a_foreign_file(project: Path):
+    plugin_file(project).parent.mkdir(parents=True)
+    plugin_file(project).write_text("export default async () => ({})\n")
+    assert main(["opencode", "install", "--project", str(project), "--force"]) == 0
+    assert inst.is_ours(plugin_file(project))
+
+
+def test_install_into_a_missing_project_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "install", "--project", str(tmp_path / "nope")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_install_says_how_to_check(project: Path, capsys: pytest.CaptureFixture[str]):
+    main(["opencode", "install", "--project", str(project)])
+    assert "/dcp context" in capsys.readouterr().out
+
+
+def test_install_warns_when_the_interpreter_cannot_run_the_bridge(project: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "install", "--project", str(project), "--python", str(project / "no-python")]) == 0
+    assert "pruning stays off" in capsys.readouterr().err
+
+
+def test_uninstall_removes_our_file(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    assert main(["opencode", "uninstall", "--project", str(project)]) == 0
+    assert not plugin_file(project).exists()
+
+
+def test_uninstall_leaves_a_foreign_file_alone(project: Path):
+    plugin_file(project).parent.mkdir(parents=True)
+    plugin_file(project).write_text("// someone else's\n")
+    assert main(["opencode", "uninstall", "--project", str(project)]) == 1
+    assert plugin_file(project).read_text() == "// someone else's\n"
+
+
+def test_uninstall_without_a_file_succeeds(project: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "uninstall", "--project", str(project)]) == 0
+    assert "Nothing to remove" in capsys.readouterr().out
+
+
+def test_uninstall_keeps_other_plugins(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    other = plugin_file(project).parent / "other.js"
+    other.write_text("// another plugin\n")
+    main(["opencode", "uninstall", "--project", str(project)])
+    assert other.exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: cannot load the installed module")
+def test_the_installed_file_loads_as_a_plugin_module_exporting_only_its_plugin(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    # Loaded the way Bun treats a .js plugin: as an ES module.
+    script = f"import(process.argv[1]).then(m => console.log(JSON.stringify(Object.keys(m).map(k => [k, typeof m[k]]))))"
+    module = project / "copy.mjs"
+    module.write_text(plugin_file(project).read_text())
+    done = subprocess.run(["node", "-e", script, str(module)], capture_output=True, text=True, timeout=60, check=False)
+    assert json.loads(done.stdout) == [["default", "function"]], done.stderr
