@@ -51,6 +51,8 @@ def load_plugin() -> tuple[pluggy.PluginManager, Any]:
     plugin = pm.get_plugin("dcp")
     if plugin is None:
         raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install -e .`")
+    # Benchmarks measure pruning, not persistence, and must not touch the user's statistics.
+    plugin.RUNTIME.use_store(None)
     return pm, plugin
 
 

@@ -14,6 +14,8 @@ from dcp_plugin import __version__
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "dcp_plugin.replay_cli",
     "dcp_plugin.config.cli",
+    "dcp_plugin.commands_cli",
+    "dcp_plugin.bridge.cli",
 )
 
 

@@ -72,4 +72,11 @@ def command_execute_before(input: dict[str, Any], output: dict[str, Any]) -> Non
     its reply to ``output["parts"]`` as ``{"type": "text", "text": ...}`` parts; the
     host then shows the reply and does not send the command to the model. Commands
     that are not for a plugin are left untouched.
+
+    The dcp plugin answers ``command == "dcp"`` (``arguments``: ``context``, ``stats``,
+    ``sweep [N]``, ``help``; anything else gets the help with the unknown name). It
+    syncs the session from ``input["messages"]`` first, so the replies are current even
+    before the first request of a restored session; it never mutates those messages
+    (``/dcp sweep`` takes effect from the next request). With ``commands.enabled: false``
+    in dcp.jsonc it leaves every command to the host.
     """

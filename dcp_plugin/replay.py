@@ -85,6 +85,8 @@ def host_with_plugin(directory: str) -> tuple[pluggy.PluginManager, Runtime]:
     if plugin is None:
         raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install .`")
     pm.hook.host_startup(context={"directory": directory})
+    # A replay is a what-if: it must not add to the user's persisted statistics.
+    plugin.RUNTIME.use_store(None)
     return pm, plugin.RUNTIME
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -266,6 +268,7 @@ def _longest_prefix(name: str) -> str | None:
     return best
 
 
+@functools.lru_cache(maxsize=256)
 def lookup_context_limit(model_id: str | None) -> tuple[int, LimitSource]:
     """The context limit of a model and how it was found: exact, prefix, family or default."""
     if not model_id or not isinstance(model_id, str):

@@ -1,0 +1,1 @@
+"""The `/dcp` slash commands: help, context, stats and sweep, answered as plain text."""

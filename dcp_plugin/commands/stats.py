@@ -1,0 +1,37 @@
+"""`/dcp stats`: calls pruned and tokens saved in this session and across every session seen."""
+
+from __future__ import annotations
+
+from dcp_plugin.notifications import plural
+from dcp_plugin.store import Stats
+from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
+
+STRATEGIES: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
+
+
+def stats_lines(title: str, stats: Stats) -> list[str]:
+    """A heading line with the totals, then one line per strategy (all of them, zeros included)."""
+    lines = [
+        f"{title}: {plural(stats.calls, 'call')} pruned, ~{stats.tokens_saved:,} tokens saved per request; "
+        f"~{stats.tokens_saved_sent:,} tokens saved over {plural(stats.requests, 'request')}"
+    ]
+    names = [*STRATEGIES, *sorted(set(stats.by_strategy) - set(STRATEGIES))]
+    for name in names:
+        calls, tokens = stats.by_strategy.get(name, (0, 0))
+        lines.append(f"  {name:<17}{calls:>7,} {'call ' if calls == 1 else 'calls'}  ~{tokens:,} tokens")
+    return lines
+
+
+def render_text(session_id: str, session: Stats | None, all_time: Stats | None, note: str | None = None) -> str:
+    """The plain-text reply; ``note`` says where numbers come from when the store is unavailable."""
+    lines = ["DCP stats", ""]
+    if session is not None:
+        lines += stats_lines(f"This session ({session_id})", session)
+    if all_time is not None:
+        if session is not None:
+            lines.append("")
+        lines += stats_lines(f"All time ({plural(all_time.sessions, 'session')})", all_time)
+    if note:
+        lines += ["", note]
+    lines += ["", "Tokens are estimates (text chars/4, JSON chars/2)."]
+    return "\n".join(lines)

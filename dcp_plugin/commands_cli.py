@@ -1,0 +1,198 @@
+"""`dcp context FILE` and `dcp stats`: the /dcp breakdowns in the terminal (rich) or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from dcp_plugin.budget.render import ladder_lines
+from dcp_plugin.budget.snapshot import BudgetTracker
+from dcp_plugin.commands.context import ESTIMATE_NOTE, ContextBreakdown, build_breakdown
+from dcp_plugin.commands.stats import STRATEGIES
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.notifications import plural
+from dcp_plugin.sessionfile import SessionFileError, load_session
+from dcp_plugin.store import Stats, Store, default_path
+
+BAR_WIDTH = 16
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `context` and `stats`."""
+    p = subparsers.add_parser(
+        "context",
+        help="what a recorded session's context is made of after pruning",
+        description=(
+            "Replay a recorded session (an `opencode export` JSON or a bare messages array) through the "
+            "plugin, then show the same breakdown as /dcp context for its final request."
+        ),
+    )
+    p.add_argument("file", type=Path, help="session file")
+    p.add_argument("--json", action="store_true", help="print the breakdown as JSON on stdout")
+    p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
+    p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")
+    p.set_defaults(func=run_context)
+
+    s = subparsers.add_parser(
+        "stats",
+        help="calls pruned and tokens saved across every session seen",
+        description="All-time pruning statistics from the plugin's state database.",
+    )
+    s.add_argument("--json", action="store_true", help="print the statistics as JSON on stdout")
+    s.add_argument("--db", type=Path, help="state database to read (default: the user's)")
+    s.set_defaults(func=run_stats)
+
+
+# -- dcp context FILE ------------------------------------------------------------------------
+def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
+    """Replay a session file and build the breakdown of its final request; SessionFileError on bad input."""
+    from dcp_plugin.plugin import RUNTIME
+    from dcp_plugin.replay import replay, request_points
+
+    info, messages = load_session(path)
+    if not messages:
+        raise SessionFileError(f"{path}: the session has no messages")
+    points = request_points(messages)
+    if not points:
+        raise SessionFileError(f"{path}: the session has no model request (no assistant message after the first)")
+    # Replaying a file is not a real session: keep it out of the user's saved state and stats.
+    RUNTIME.use_store(None)
+    replay(messages, directory or info.get("directory") or str(Path.cwd()), config)
+    final = messages[: points[-1]]
+    session_id = _session_of(messages)
+    state = RUNTIME.sessions.get(session_id)
+    effective = state.config if state is not None else (config or DcpConfig())
+    image_tokens = effective.context_budget.image_token_estimate
+    model_id = next(
+        (m["info"].get("modelID") for m in reversed(final) if m["info"].get("role") == "assistant"), None
+    )
+    snapshot = BudgetTracker().observe(final, None, model_id if isinstance(model_id, str) else None, image_tokens)
+    decided = [r for r in state.decided if r.message_index < len(final)] if state is not None else []
+    return build_breakdown(session_id, final, decided, snapshot, image_tokens)
+
+
+def _session_of(messages: list[dict[str, Any]]) -> str:
+    from dcp_plugin.conversation import session_id_of
+
+    return session_id_of(None, messages)
+
+
+def _bar(fraction: float) -> str:
+    filled = max(0, min(BAR_WIDTH, round(fraction * BAR_WIDTH)))
+    return f"[cyan]{'█' * filled}[/cyan][dim]{'░' * (BAR_WIDTH - filled)}[/dim]"
+
+
+def print_context(b: ContextBreakdown, title: str) -> None:
+    """The breakdown as rich tables."""
+    console = Console()
+    total = b.total_now
+    table = Table(title=f"{title}: {b.messages:,} messages, ~{total:,} tokens in the final request", title_justify="left")
+    table.add_column("category")
+    table.add_column("tokens", justify="right")
+    table.add_column("%", justify="right")
+    table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+    table.add_column("note")
+    for name, tokens, estimated, note in b.categories():
+        share = (tokens or 0) / total if total else 0.0
+        shown = "?" if tokens is None else (f"~{tokens:,}" if estimated else f"{tokens:,}")
+        table.add_row(name, shown, f"{share * 100:.1f}", _bar(share), note)
+    console.print(table)
+    saved = Table(title="Saved by pruning (per request)", title_justify="left")
+    saved.add_column("strategy")
+    saved.add_column("calls", justify="right")
+    saved.add_column("tokens", justify="right")
+    for name, (calls, tokens) in b.saved.items():
+        saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
+    percent = f"{100 * b.tokens_saved / b.total_without:.1f}%" if b.total_without else "-"
+    saved.add_row("[bold]total[/bold]", f"{b.pruned_calls:,}", f"[bold green]~{b.tokens_saved:,}[/bold green] ({percent})")
+    console.print(saved)
+    console.print(f"Total now ~{total:,} tokens; without the plugin ~{b.total_without:,}.", highlight=False)
+    if b.reported_prompt is not None:
+        console.print(f"The provider reported {b.reported_prompt:,} prompt tokens for the last request.", highlight=False)
+    if b.snapshot is not None:
+        console.print("[bold]Context budget[/bold]")
+        for line in ladder_lines(b.snapshot):
+            console.print(f"  {line}", highlight=False)
+    console.print(f"[dim]{ESTIMATE_NOTE}.[/dim]", highlight=False)
+
+
+def _load_config(path: Path) -> DcpConfig:
+    from dcp_plugin.config.loader import combine, load_layer
+
+    layer = load_layer(path)
+    effective = combine([layer])
+    for problem in layer.problems + effective.problems:
+        print(problem.render(), file=sys.stderr)
+    if layer.data is None:
+        raise SessionFileError(f"{path}: config file could not be used (see above)")
+    return effective.config
+
+
+def run_context(args: argparse.Namespace) -> int:
+    """`dcp context FILE`."""
+    try:
+        config = _load_config(args.config) if args.config else None
+        breakdown = context_of_file(args.file, config, args.directory)
+    except SessionFileError as exc:
+        print(f"dcp context: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(breakdown.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_context(breakdown, args.file.name)
+    return 0
+
+
+# -- dcp stats -------------------------------------------------------------------------------
+def stats_dict(stats: Stats) -> dict[str, Any]:
+    """All-time stats as JSON, every strategy present."""
+    data = stats.to_dict()
+    for name in STRATEGIES:
+        data["by_strategy"].setdefault(name, {"calls": 0, "tokens_saved_per_request": 0})
+    return data
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """`dcp stats`."""
+    path: Path = args.db or default_path()
+    if path.exists():
+        store = Store(path, lambda text: print(text, file=sys.stderr))
+        stats = store.stats(None)
+        store.close()
+        if stats is None:
+            print(f"dcp stats: cannot read {path}", file=sys.stderr)
+            return 1
+    else:
+        stats = Stats()
+    if args.json:
+        json.dump(stats_dict(stats), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    console = Console()
+    table = Table(
+        title=f"All-time pruning statistics ({plural(stats.sessions, 'session')}, {plural(stats.requests, 'request')})",
+        title_justify="left",
+    )
+    table.add_column("strategy")
+    table.add_column("calls pruned", justify="right")
+    table.add_column("tokens saved per request", justify="right")
+    table.add_column("share", no_wrap=True, min_width=BAR_WIDTH)
+    total = stats.tokens_saved
+    for name in [*STRATEGIES, *sorted(set(stats.by_strategy) - set(STRATEGIES))]:
+        calls, tokens = stats.by_strategy.get(name, (0, 0))
+        table.add_row(name, f"{calls:,}", f"~{tokens:,}", _bar(tokens / total if total else 0.0))
+    table.add_row("[bold]total[/bold]", f"{stats.calls:,}", f"~{total:,}", "")
+    console.print(table)
+    console.print(
+        f"Tokens saved over all requests: [bold green]~{stats.tokens_saved_sent:,}[/bold green] "
+        f"(estimates; database {path})",
+        highlight=False,
+    )
+    return 0

@@ -1,0 +1,439 @@
+"""Persistence in SQLite: per-session pruning decisions, manual sweeps, stats and the last snapshot.
+
+Only metadata is stored (call ids, tool names, strategies, token counts, the context
+snapshot), never conversation content. Every failure is caught here: a store that cannot
+be used warns once and answers "nothing known", so the host keeps working.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("dcp_plugin.store")
+
+SCHEMA_VERSION = 1
+DB_NAME = "dcp.sqlite3"
+BUSY_TIMEOUT_MS = 5000
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+Warn = Callable[[str], None]
+
+_SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS sessions (
+        session_id TEXT PRIMARY KEY,
+        first_seen REAL NOT NULL,
+        last_seen REAL NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        tokens_saved_sent INTEGER NOT NULL DEFAULT 0,
+        snapshot TEXT
+    )""",
+    """CREATE TABLE IF NOT EXISTS pruned (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        strategy TEXT NOT NULL,
+        tokens_saved INTEGER NOT NULL,
+        decided_at REAL NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS manual (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        decided_at REAL NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID""",
+)
+
+# Error names (Python >= 3.11 exposes them) and message fragments meaning "this file is not a
+# usable database": it is moved aside. Anything else (locked, disk full) is transient.
+_CORRUPT_NAMES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CANTOPEN"})
+_CORRUPT_WORDS = ("malformed", "not a database", "unable to open database file", "file is encrypted")
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_DATA_HOME/opencode/storage/plugin/dcp, or ~/.local/share/... (a relative XDG value is ignored)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = Path(xdg)
+    else:
+        home = env.get("HOME")
+        base = (Path(home) if home else Path.home()) / ".local" / "share"
+    return base / "opencode" / "storage" / "plugin" / "dcp"
+
+
+def default_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where the database lives for this user."""
+    return data_dir(env) / DB_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One pruned call as persisted: never its content."""
+
+    call_id: str
+    tool: str
+    strategy: str
+    tokens_saved: int
+
+
+@dataclass(slots=True)
+class SessionBatch:
+    """What one flush writes for one session; counters are deltas added to the stored ones."""
+
+    session_id: str
+    decisions: list[Decision] = field(default_factory=list)
+    manual: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    tokens_saved_sent: int = 0
+    snapshot: Mapping[str, Any] | None = None
+
+    def empty(self) -> bool:
+        return not (self.decisions or self.manual or self.requests or self.tokens_saved_sent or self.snapshot)
+
+
+@dataclass(slots=True)
+class StoredSession:
+    """A session as found in the store on first sight."""
+
+    manual: dict[str, str] = field(default_factory=dict)
+    pruned: set[str] = field(default_factory=set)
+    snapshot: dict[str, Any] | None = None
+    requests: int = 0
+    tokens_saved_sent: int = 0
+
+
+@dataclass(slots=True)
+class Stats:
+    """Pruning statistics of one session or of all of them."""
+
+    by_strategy: dict[str, tuple[int, int]] = field(default_factory=dict)
+    sessions: int = 0
+    requests: int = 0
+    tokens_saved_sent: int = 0
+
+    @property
+    def calls(self) -> int:
+        return sum(count for count, _ in self.by_strategy.values())
+
+    @property
+    def tokens_saved(self) -> int:
+        return sum(tokens for _, tokens in self.by_strategy.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "requests": self.requests,
+            "calls_pruned": self.calls,
+            "tokens_saved_per_request": self.tokens_saved,
+            "tokens_saved_over_requests": self.tokens_saved_sent,
+            "by_strategy": {
+                name: {"calls": count, "tokens_saved_per_request": tokens}
+                for name, (count, tokens) in sorted(self.by_strategy.items())
+            },
+        }
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be used in this process (reason in the message)."""
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether an sqlite3 error means the file itself is unusable (as opposed to busy or full)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    if getattr(exc, "sqlite_errorname", None) in _CORRUPT_NAMES:
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in _CORRUPT_WORDS)
+
+
+def is_unusable_file(exc: BaseException, path: Path) -> bool:
+    """Whether opening failed because of the file at ``path`` itself (corrupt, a directory, unreadable)."""
+    if not (path.exists() or path.is_symlink()):
+        return False
+    if is_corruption(exc):
+        return True
+    return isinstance(exc, (IsADirectoryError, PermissionError))
+
+
+def _stamp() -> str:
+    return dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+
+
+class Store:
+    """One SQLite database shared by every session (and every process) of a user.
+
+    Opened lazily on first use. Writes are single ``BEGIN IMMEDIATE`` transactions so two
+    processes interleave whole batches; counters are added, never overwritten, and a
+    pruned call is keyed by (session, call id) so it counts once however often it is
+    written. All public methods are thread-safe and never raise.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], warn: Warn | None = None) -> None:
+        self.path = Path(path)
+        self.warn = warn
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._unavailable: str | None = None
+        self._warned: set[str] = set()
+        self.moved_aside: list[Path] = []
+
+    # -- opening and recovery ---------------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        """False once the store gave up for this process (reason already warned about)."""
+        return self._unavailable is None
+
+    def _say(self, text: str) -> None:
+        if text in self._warned:
+            return
+        self._warned.add(text)
+        if self.warn is None:
+            log.warning("%s", text)
+            return
+        try:
+            self.warn(text)
+        except Exception:  # noqa: BLE001 - a broken warn callback must not matter
+            log.exception("dcp: the store's warning callback failed")
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        if not self.path.exists():
+            # Create it private before SQLite does (SQLite would use the umask).
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"schema version {version} was written by a newer dcp_plugin (this one knows {SCHEMA_VERSION}); "
+                "upgrade dcp_plugin to keep persisting"
+            )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have created the schema while we waited for the lock.
+            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _move_aside(self, why: BaseException) -> None:
+        """Rename the database (and its WAL files) with a timestamp suffix so a fresh one is used."""
+        suffix = f".corrupt-{_stamp()}"
+        target = self.path.with_name(self.path.name + suffix)
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.path.with_name(f"{self.path.name}{suffix}-{n}")
+        os.replace(self.path, target)
+        for extra in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + extra)
+            if side.exists():
+                os.replace(side, target.with_name(target.name + extra))
+        self.moved_aside.append(target)
+        self._say(f"dcp: the state database {self.path} could not be read ({why}); moved it to {target} and started a fresh one")
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection; opens (and recovers from a corrupt file) on first use."""
+        if self._conn is not None:
+            return self._conn
+        if self._unavailable is not None:
+            raise StoreUnavailable(self._unavailable)
+        try:
+            try:
+                self._conn = self._connect()
+            except (sqlite3.Error, OSError) as exc:
+                if not is_unusable_file(exc, self.path):
+                    raise
+                self._move_aside(exc)
+                self._conn = self._connect()
+        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+            self._unavailable = f"dcp: pruning state will not be saved: {self.path}: {exc}"
+            self._say(self._unavailable)
+            raise StoreUnavailable(self._unavailable) from exc
+        return self._conn
+
+    def _recover(self, exc: BaseException) -> None:
+        """After an error inside an operation: move a corrupt file aside, reopen on next use."""
+        self._close_quietly()
+        if is_corruption(exc):
+            try:
+                if self.path.exists():
+                    self._move_aside(exc)
+            except OSError as move_error:
+                self._unavailable = f"dcp: pruning state will not be saved: cannot move {self.path} aside: {move_error}"
+                self._say(self._unavailable)
+        else:
+            self._say(f"dcp: the state database {self.path} failed ({exc}); this change was not saved")
+
+    def _close_quietly(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def close(self) -> None:
+        """Close the connection; the next operation reopens it."""
+        with self._lock:
+            self._close_quietly()
+
+    def _run(self, default: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            try:
+                conn = self._connection()
+            except StoreUnavailable:
+                return default
+            try:
+                return work(conn)
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                self._recover(exc)
+                return default
+            except Exception as exc:  # noqa: BLE001 - never break the host over bookkeeping
+                log.exception("dcp: unexpected store failure")
+                self._say(f"dcp: the state database {self.path} failed ({exc}); this change was not saved")
+                return default
+
+    # -- reading ----------------------------------------------------------------------------
+    def load_session(self, session_id: str) -> StoredSession:
+        """What the store knows of a session; empty when nothing (or when the store is unusable)."""
+
+        def work(conn: sqlite3.Connection) -> StoredSession:
+            found = StoredSession()
+            row = conn.execute(
+                "SELECT requests, tokens_saved_sent, snapshot FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return found
+            found.requests, found.tokens_saved_sent = int(row[0]), int(row[1])
+            if row[2]:
+                try:
+                    snapshot = json.loads(row[2])
+                    found.snapshot = snapshot if isinstance(snapshot, dict) else None
+                except ValueError:
+                    found.snapshot = None
+            found.manual = dict(
+                conn.execute("SELECT call_id, reason FROM manual WHERE session_id = ?", (session_id,)).fetchall()
+            )
+            found.pruned = {
+                r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))
+            }
+            return found
+
+        return self._run(StoredSession(), work)
+
+    def stats(self, session_id: str | None = None) -> Stats | None:
+        """Stats of one session, or of all sessions ever seen with None; None when the store is unusable."""
+
+        def work(conn: sqlite3.Connection) -> Stats:
+            where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+            stats = Stats()
+            for strategy, count, tokens in conn.execute(
+                f"SELECT strategy, COUNT(*), COALESCE(SUM(tokens_saved), 0) FROM pruned {where} GROUP BY strategy",
+                args,
+            ):
+                stats.by_strategy[str(strategy)] = (int(count), int(tokens))
+            row = conn.execute(
+                f"SELECT COUNT(*), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0) FROM sessions {where}",
+                args,
+            ).fetchone()
+            stats.sessions, stats.requests, stats.tokens_saved_sent = (int(v) for v in row)
+            return stats
+
+        return self._run(None, work)
+
+    # -- writing ----------------------------------------------------------------------------
+    def save(self, batches: Iterable[SessionBatch], now: float | None = None) -> bool:
+        """Write several sessions' changes in one transaction; True when committed."""
+        batches = [b for b in batches if not b.empty()]
+        if not batches:
+            return True
+        when = time.time() if now is None else now
+
+        def work(conn: sqlite3.Connection) -> bool:
+            conn.execute("BEGIN IMMEDIATE")
+            for batch in batches:
+                snapshot = json.dumps(dict(batch.snapshot), separators=(",", ":")) if batch.snapshot else None
+                conn.execute(
+                    """INSERT INTO sessions (session_id, first_seen, last_seen, requests, tokens_saved_sent, snapshot)
+                       VALUES (?, ?, ?, ?, ?, ?)
+                       ON CONFLICT(session_id) DO UPDATE SET
+                         last_seen = excluded.last_seen,
+                         requests = requests + excluded.requests,
+                         tokens_saved_sent = tokens_saved_sent + excluded.tokens_saved_sent,
+                         snapshot = COALESCE(excluded.snapshot, snapshot)""",
+                    (batch.session_id, when, when, batch.requests, batch.tokens_saved_sent, snapshot),
+                )
+                if batch.decisions:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO pruned (session_id, call_id, tool, strategy, tokens_saved, decided_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        [(batch.session_id, d.call_id, d.tool, d.strategy, d.tokens_saved, when) for d in batch.decisions],
+                    )
+                if batch.manual:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO manual (session_id, call_id, reason, decided_at) VALUES (?, ?, ?, ?)",
+                        [(batch.session_id, call_id, reason, when) for call_id, reason in batch.manual.items()],
+                    )
+            conn.execute("COMMIT")
+            return True
+
+        return bool(self._run(False, work))
+
+
+_SHARED: dict[Path, Store] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(path: str | os.PathLike[str], warn: Warn | None = None) -> Store:
+    """The process-wide store for ``path`` (one connection per file per process)."""
+    key = Path(path)
+    with _SHARED_LOCK:
+        store = _SHARED.get(key)
+        if store is None:
+            # The path only changes when the environment does (tests): older files are closed
+            # (they reopen on demand) so open handles stay bounded.
+            for other in _SHARED.values():
+                other.close()
+            store = _SHARED[key] = Store(key, warn)
+        elif warn is not None and store.warn is None:
+            store.warn = warn
+        return store

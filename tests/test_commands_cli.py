@@ -1,0 +1,122 @@
+"""`dcp context FILE` and `dcp stats` on known data, as JSON and as rich tables."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dcp_plugin.cli import main
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.simulate import generate_session
+from dcp_plugin.store import Decision, SessionBatch, Store, default_path
+from dcp_plugin.tokens import estimate_content_tokens, estimate_part_tokens
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    session = generate_session(160, seed=7)
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(session))
+    return path, session
+
+
+def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
+    """From scratch: one transform of the final request's messages, then plain sums over its parts."""
+    messages = session["messages"]
+    last = max(i for i, m in enumerate(messages) if i > 0 and m["info"]["role"] == "assistant")
+    final = copy.deepcopy(messages[:last])
+    runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()))
+    runtime.use_store(None)
+    runtime.transform({}, {"messages": final})
+    sums = {"user": 0, "assistant": 0, "tools": 0}
+    for m in final:
+        for p in m["parts"]:
+            key = "tools" if p["type"] == "tool" else ("assistant" if m["info"]["role"] == "assistant" else "user")
+            sums[key] += estimate_part_tokens(p)
+    sums["without"] = estimate_content_tokens(messages[:last])
+    sums["pruned"] = len(runtime.sessions[session["info"]["id"]].decided)
+    return sums
+
+
+def test_context_json_matches_a_from_scratch_computation(session_file: tuple[Path, dict[str, Any]], capsys: Any) -> None:
+    path, session = session_file
+    assert main(["context", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    want = expected_breakdown(session)
+    categories = data["categories"]
+    assert (categories["user"]["tokens"], categories["assistant"]["tokens"], categories["tools"]["tokens"]) == (
+        want["user"],
+        want["assistant"],
+        want["tools"],
+    )
+    assert data["pruned_calls"] == want["pruned"]
+    system = categories["system"]["tokens"] or 0
+    assert data["total_without_plugin"] - system == want["without"]
+    assert data["total_now"] == system + want["user"] + want["assistant"] + want["tools"]
+
+
+def test_context_json_carries_the_snapshot_severity_and_ladder(session_file: tuple[Path, dict[str, Any]], capsys: Any) -> None:
+    path, _ = session_file
+    main(["context", str(path), "--json"])
+    snapshot = json.loads(capsys.readouterr().out)["snapshot"]
+    assert snapshot["severity"] in ("normal", "info", "warning", "danger", "critical")
+    assert snapshot["thresholds"]["warn"] <= snapshot["thresholds"]["auto"] <= snapshot["thresholds"]["hard"]
+
+
+def test_context_table_shows_the_categories_and_the_ladder(session_file: tuple[Path, dict[str, Any]], capsys: Any) -> None:
+    path, session = session_file
+    assert main(["context", str(path)]) == 0
+    out = capsys.readouterr().out
+    want = expected_breakdown(session)
+    assert f"~{want['tools']:,}" in out
+    assert "Hard threshold" in out and "Severity:" in out
+
+
+def test_context_of_a_file_does_not_touch_the_users_saved_state(session_file: tuple[Path, dict[str, Any]], capsys: Any) -> None:
+    path, _ = session_file
+    main(["context", str(path), "--json"])
+    assert not default_path().exists()
+
+
+def test_context_of_a_missing_file_fails_with_a_clear_message(tmp_path: Path, capsys: Any) -> None:
+    assert main(["context", str(tmp_path / "nope.json")]) == 1
+    assert "nope.json: no such file" in capsys.readouterr().err
+
+
+def test_stats_json_reports_all_time_numbers(capsys: Any) -> None:
+    store = Store(default_path())
+    store.save(
+        [
+            SessionBatch("a", [Decision("1", "read", "deduplication", 100), Decision("2", "bash", "purgeErrors", 10)], requests=5, tokens_saved_sent=300),
+            SessionBatch("b", [Decision("1", "read", "sweep", 40)], requests=1, tokens_saved_sent=40),
+        ]
+    )
+    store.close()
+    assert main(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["sessions"], data["requests"], data["calls_pruned"], data["tokens_saved_per_request"], data["tokens_saved_over_requests"]) == (2, 6, 3, 150, 340)
+    assert data["by_strategy"]["supersedeWrites"] == {"calls": 0, "tokens_saved_per_request": 0}
+    assert data["by_strategy"]["sweep"] == {"calls": 1, "tokens_saved_per_request": 40}
+
+
+def test_stats_without_a_database_reports_zeros_and_creates_nothing(capsys: Any) -> None:
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"] == 0
+    assert not default_path().exists()
+
+
+def test_stats_table_lists_every_strategy(capsys: Any) -> None:
+    store = Store(default_path())
+    store.save([SessionBatch("a", [Decision("1", "read", "deduplication", 1234)], requests=2, tokens_saved_sent=2468)])
+    store.close()
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "1 session, 2 requests" in out
+    for name in ("deduplication", "supersedeWrites", "purgeErrors", "sweep"):
+        assert name in out
+    assert "~1,234" in out and "~2,468" in out

@@ -1,0 +1,140 @@
+"""`/dcp context` on a known session: every number checked against an independent computation."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+
+from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.store import Store
+
+
+def known_session() -> list[dict[str, Any]]:
+    """user 40 chars; read A (400-char output); user 80 chars; text 100 chars + the same read again."""
+    messages = [
+        user("a" * 40),
+        call("read", {"filePath": "/p/a.py"}, output="x" * 400),
+        user("b" * 80),
+        assistant({"type": "text", "text": "c" * 100}, tool_part("read", {"filePath": "/p/a.py"}, output="y" * 400)),
+    ]
+    messages[3]["info"].update(
+        modelID="claude-sonnet-4-5",
+        tokens={"input": 900, "output": 50, "reasoning": 0, "cache": {"read": 100, "write": 0}},
+    )
+    return messages
+
+
+# Independent arithmetic: JSON counts chars/2, text chars/4, both rounded up.
+READ_INPUT = math.ceil(len('{"filePath":"/p/a.py"}') / 2)  # 11
+OUTPUT = 400 // 2
+PLACEHOLDER = math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+USER = 40 // 4 + 80 // 4
+ASSISTANT = 100 // 4
+TOOLS_NOW = (READ_INPUT + PLACEHOLDER) + (READ_INPUT + OUTPUT)
+SAVED = OUTPUT - PLACEHOLDER
+SYSTEM = 900 + 100 - (40 // 4 + READ_INPUT + PLACEHOLDER + 80 // 4)
+
+
+def context_reply(runtime: Runtime, messages: list[dict[str, Any]], arguments: str = "context") -> str:
+    output: dict[str, Any] = {"parts": []}
+    runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
+    assert output["handled"] is True
+    return output["parts"][0]["text"]
+
+
+def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
+    runtime = Runtime(PROJECT, StaticConfig(make_config(**config)))
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    return runtime
+
+
+def row(text: str, name: str) -> str:
+    return next(line.strip() for line in text.splitlines() if line.strip().startswith(name))
+
+
+def test_context_reports_each_category_in_tokens(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    assert row(text, "System").split()[1] == f"{SYSTEM:,}"
+    assert row(text, "User").split()[1] == f"~{USER:,}"
+    assert row(text, "Assistant").split()[1] == f"~{ASSISTANT:,}"
+    assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
+
+
+def test_context_reports_percent_of_the_total_per_category(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    total = SYSTEM + USER + ASSISTANT + TOOLS_NOW
+    assert row(text, "Tools").split()[2] == f"{100 * TOOLS_NOW / total:.1f}%"
+    assert row(text, "User").split()[2] == f"{100 * USER / total:.1f}%"
+
+
+def test_context_counts_tool_calls_in_context_and_pruned(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    assert row(text, "Tools").endswith("2 calls in context, 1 pruned")
+
+
+def test_context_reports_totals_with_and_without_the_plugin(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    total = SYSTEM + USER + ASSISTANT + TOOLS_NOW
+    assert row(text, "Total now") == f"Total now            ~{total:,} tokens"
+    assert row(text, "Without the plugin") == f"Without the plugin   ~{total + SAVED:,} tokens"
+    assert row(text, "Saved by pruning").startswith(f"Saved by pruning     ~{SAVED:,} tokens per request")
+
+
+def test_context_reports_savings_per_strategy(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    assert row(text, "deduplication").split() == ["deduplication", "1", "call", f"~{SAVED:,}", "tokens"]
+    assert row(text, "purgeErrors").split() == ["purgeErrors", "0", "calls", "~0", "tokens"]
+
+
+def test_context_marks_the_system_row_unknown_without_provider_usage(tmp_path: Path) -> None:
+    messages = known_session()
+    del messages[3]["info"]["tokens"]
+    text = context_reply(make_runtime(tmp_path), messages)
+    assert row(text, "System").split()[1] == "?"
+    assert "unknown: no provider usage reported yet" in row(text, "System")
+
+
+def test_context_shows_the_threshold_ladder_and_severity_from_the_model_limit(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    # claude-sonnet-4-5: 200K window -> effective 180K, warn 147K, auto 167K, hard 177K.
+    assert row(text, "Effective window").split()[2] == "180,000"
+    assert row(text, "Warn threshold").split()[2:4] == ["147,000", "<-"]
+    assert row(text, "Auto threshold").split()[2:] == ["167,000"]
+    assert row(text, "Hard threshold").split()[2:] == ["177,000"]
+    assert row(text, "Severity").startswith("Severity: normal")
+    assert "of 200,000 tokens, limit from exact" in row(text, "Severity")
+
+
+def test_context_says_which_numbers_are_estimates(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    assert "~ marks estimates" in text
+    assert "the provider reported 1,000 prompt tokens for the last request" in text
+
+
+def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    sent = copy.deepcopy(known_session())
+    runtime.transform({"sessionID": SESSION}, {"messages": sent})
+    text = context_reply(runtime, known_session())
+    assert sent[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
+
+
+def test_context_does_not_change_the_messages_it_is_given(tmp_path: Path) -> None:
+    messages = known_session()
+    before = copy.deepcopy(messages)
+    make_runtime(tmp_path).command({"command": "dcp", "arguments": "context", "messages": messages}, {"parts": []})
+    assert messages == before
+
+
+def test_disabled_plugin_leaves_dcp_commands_to_the_host(tmp_path: Path) -> None:
+    output: dict[str, Any] = {"parts": []}
+    make_runtime(tmp_path, enabled=False).command(
+        {"command": "dcp", "arguments": "context", "sessionID": SESSION, "messages": known_session()}, output
+    )
+    assert output == {"parts": []}

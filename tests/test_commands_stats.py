@@ -1,0 +1,121 @@
+"""`/dcp stats`: this session and all time, from the store, with exact counts."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+from helpers import PROJECT, call, make_config, user
+
+from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.store import Store
+
+DEDUP_SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+
+
+def session(sid: str) -> list[dict[str, Any]]:
+    """Two identical reads (one dedup prune) and a bash call that failed 4 turns ago (one purge)."""
+    return [
+        user(session=sid),
+        _failed(sid),
+        user(session=sid),
+        _read(sid),
+        user(session=sid),
+        _read(sid),
+        user(session=sid),
+        user(session=sid),
+    ]
+
+
+def _read(sid: str) -> dict[str, Any]:
+    message = call("read", {"filePath": "/p/a.py"}, output="x" * 400)
+    return _own(message, sid)
+
+
+def _failed(sid: str) -> dict[str, Any]:
+    return _own(call("bash", {"command": "y" * 200}, status="error"), sid)
+
+
+def _own(message: dict[str, Any], sid: str) -> dict[str, Any]:
+    message["info"]["sessionID"] = sid
+    for part in message["parts"]:
+        part["sessionID"] = sid
+    return message
+
+
+PURGE_SAVED = math.ceil(len('{"command":"' + "y" * 200 + '"}') / 2) - math.ceil(
+    len('{"command":"' + FAILED_INPUT_PLACEHOLDER + '"}') / 2
+)
+
+
+def make_runtime(tmp_path: Path) -> Runtime:
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    return runtime
+
+
+def stats_reply(runtime: Runtime, sid: str) -> list[str]:
+    output: dict[str, Any] = {"parts": []}
+    runtime.command({"command": "dcp", "arguments": "stats", "sessionID": sid}, output)
+    return output["parts"][0]["text"].splitlines()
+
+
+def run_requests(runtime: Runtime, messages: list[dict[str, Any]], times: int) -> None:
+    for _ in range(times):
+        runtime.transform({}, {"messages": copy.deepcopy(messages)})
+
+
+def test_stats_of_this_session_count_calls_and_tokens_per_strategy(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    run_requests(runtime, session("s1"), 3)
+    lines = stats_reply(runtime, "s1")
+    per_request = DEDUP_SAVED + PURGE_SAVED
+    assert lines[2] == (
+        f"This session (s1): 2 calls pruned, ~{per_request:,} tokens saved per request; "
+        f"~{3 * per_request:,} tokens saved over 3 requests"
+    )
+    assert lines[3].split() == ["deduplication", "1", "call", f"~{DEDUP_SAVED}", "tokens"]
+    assert lines[5].split() == ["purgeErrors", "1", "call", f"~{PURGE_SAVED}", "tokens"]
+    assert lines[6].split() == ["sweep", "0", "calls", "~0", "tokens"]
+
+
+def test_all_time_stats_cover_every_session_seen(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    run_requests(runtime, session("s1"), 1)
+    run_requests(runtime, session("s2"), 2)
+    lines = stats_reply(runtime, "s2")
+    all_time = lines[lines.index("") + 1 :]
+    all_time = all_time[all_time.index("") + 1 :]
+    per_request = DEDUP_SAVED + PURGE_SAVED
+    assert all_time[0] == (
+        f"All time (2 sessions): 4 calls pruned, ~{2 * per_request:,} tokens saved per request; "
+        f"~{3 * per_request:,} tokens saved over 3 requests"
+    )
+
+
+def test_stats_accumulate_across_runtimes_without_double_counting(tmp_path: Path) -> None:
+    messages = session("s1")
+    first = make_runtime(tmp_path)
+    run_requests(first, messages, 2)
+    first._flush(force=True)  # what exit does
+    second = make_runtime(tmp_path)
+    run_requests(second, messages, 1)
+    lines = stats_reply(second, "s1")
+    per_request = DEDUP_SAVED + PURGE_SAVED
+    assert lines[2].startswith(f"This session (s1): 2 calls pruned, ~{per_request:,} tokens saved per request")
+    assert lines[2].endswith("over 3 requests")
+
+
+def test_stats_without_a_store_show_this_process_only(tmp_path: Path) -> None:
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
+    runtime.use_store(None)
+    messages = session("s1")
+    run_requests(runtime, messages, 1)
+    output: dict[str, Any] = {"parts": []}
+    runtime.command({"command": "dcp", "arguments": "stats", "messages": messages}, output)
+    text = output["parts"][0]["text"]
+    assert "This session (s1): 2 calls pruned" in text
+    assert "All time" not in text and "The state database is unavailable" in text

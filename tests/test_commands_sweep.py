@@ -1,0 +1,131 @@
+"""`/dcp sweep [N]`: what is swept, what is skipped and why, and that it sticks."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+
+from dcp_plugin.pruner import SWEPT_PLACEHOLDER
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.store import Store
+
+
+def saved(output_chars: int) -> int:
+    """Tokens a sweep removes from one output: JSON chars/2, rounded up, minus the placeholder's."""
+    return math.ceil(output_chars / 2) - math.ceil(len(SWEPT_PLACEHOLDER) / 2)
+
+
+def session() -> list[dict[str, Any]]:
+    """Turn 1: an old read. Turn 2: read, write, read of .env, bash still running, grep."""
+    return [
+        user("first"),
+        call("read", {"filePath": "/p/old.py"}, output="o" * 300, call_id="old"),
+        user("second"),
+        assistant(
+            tool_part("read", {"filePath": "/p/a.py"}, output="a" * 300, call_id="r1"),
+            tool_part("write", {"filePath": "/p/b.py", "content": "b" * 300}, output="ok", call_id="w1"),
+        ),
+        call("read", {"filePath": f"{PROJECT}/.env"}, output="SECRET=1" * 40, call_id="env"),
+        call("bash", {"command": "make test"}, status="running", call_id="run"),
+        call("grep", {"pattern": "needle"}, output="g" * 200, call_id="g1"),
+    ]
+
+
+def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
+    runtime = Runtime(PROJECT, StaticConfig(make_config(**config)))
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    return runtime
+
+
+def sweep(runtime: Runtime, messages: list[dict[str, Any]], arguments: str = "sweep") -> str:
+    output: dict[str, Any] = {"parts": []}
+    runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
+    return output["parts"][0]["text"]
+
+
+def outputs_next_request(runtime: Runtime, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    sent = copy.deepcopy(messages)
+    runtime.transform({"sessionID": SESSION}, {"messages": sent})
+    return {p["callID"]: p["state"].get("output") for m in sent for p in m["parts"] if p.get("type") == "tool"}
+
+
+def test_sweep_prunes_every_finished_unprotected_call_since_the_last_user_message(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, protectedFilePatterns=[".env"])
+    text = sweep(runtime, session())
+    assert text.splitlines()[0] == (
+        f"dcp sweep: pruned 2 tool calls since your last message (~{saved(300) + saved(200)} tokens per request)"
+    )
+    outputs = outputs_next_request(runtime, session())
+    assert (outputs["r1"], outputs["g1"]) == (SWEPT_PLACEHOLDER, SWEPT_PLACEHOLDER)
+    assert outputs["old"] == "o" * 300
+
+
+def test_sweep_reports_each_skipped_call_with_its_reason(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, protectedFilePatterns=[".env"])
+    text = sweep(runtime, session())
+    skipped = text.split("Skipped 3 calls:\n")[1].splitlines()
+    assert skipped == [
+        "  - write w1: protected tool",
+        f"  - read env: protected path ({PROJECT}/.env)",
+        "  - bash run: still running",
+    ]
+
+
+def test_sweep_leaves_protected_calls_untouched(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, protectedFilePatterns=[".env"])
+    sweep(runtime, session())
+    outputs = outputs_next_request(runtime, session())
+    assert outputs["env"] == "SECRET=1" * 40 and outputs["w1"] == "ok"
+
+
+def test_sweep_honours_commands_protected_tools(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, commands={"protectedTools": ["grep"]})
+    text = sweep(runtime, session())
+    assert "  - grep g1: protected tool" in text.splitlines()
+    assert outputs_next_request(runtime, session())["g1"] == "g" * 200
+
+
+def test_sweep_n_takes_the_last_n_tool_calls(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    text = sweep(runtime, session(), "sweep 6")
+    assert text.splitlines()[0] == (
+        "dcp sweep: pruned 4 tool calls in the last 6 tool calls"
+        f" (~{saved(300) + saved(300) + saved(320) + saved(200)} tokens per request)"
+    )
+    assert outputs_next_request(runtime, session())["old"] == SWEPT_PLACEHOLDER
+
+
+def test_sweep_twice_reports_the_calls_as_already_pruned(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    sweep(runtime, session(), "sweep 1")
+    assert sweep(runtime, session(), "sweep 1").splitlines()[-1] == "  - grep g1: already pruned (sweep)"
+
+
+def test_sweep_rejects_a_count_that_is_not_a_positive_number(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    assert sweep(runtime, session(), "sweep zero").startswith("dcp sweep: expected a number of tool calls, got 'zero'")
+    assert sweep(runtime, session(), "sweep 0").startswith("dcp sweep: the number of tool calls must be at least 1")
+
+
+def test_sweep_ignores_a_trailing_user_message_such_as_the_command_itself(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    text = sweep(runtime, [*session(), user("/dcp sweep")])
+    assert text.startswith("dcp sweep: pruned 3 tool calls since your last message")
+
+
+def test_sweep_is_persisted_as_manual_decisions(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    sweep(runtime, session())
+    stored = Store(tmp_path / "dcp.sqlite3").load_session(SESSION)
+    assert stored.manual == {"r1": "sweep", "env": "sweep", "g1": "sweep"}
+    assert {"r1", "env", "g1"} <= stored.pruned
+
+
+def test_a_new_runtime_reapplies_saved_sweeps_on_the_first_request(tmp_path: Path) -> None:
+    sweep(make_runtime(tmp_path), session())
+    outputs = outputs_next_request(make_runtime(tmp_path), session())
+    assert [outputs[c] for c in ("r1", "env", "g1")] == [SWEPT_PLACEHOLDER] * 3

@@ -1,0 +1,109 @@
+"""Prune notifications at each `pruneNotification` level, through the host's notify."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+from helpers import PROJECT, call, make_config, user
+
+from dcp_plugin.ledger import CallRecord
+from dcp_plugin.notifications import DETAILED_LIMIT, format_notification
+from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.store import Store
+
+SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+
+
+def record(call_id: str, reason: str, tokens: int, tool: str = "read") -> CallRecord:
+    return CallRecord(call_id, tool, 0, 0, 0, None, 0, "completed", reason=reason, tokens_saved=tokens)
+
+
+def test_off_says_nothing() -> None:
+    assert format_notification([record("c1", "deduplication", 10)], "off") is None
+
+
+def test_nothing_pruned_says_nothing() -> None:
+    assert format_notification([], "detailed") is None
+
+
+def test_minimal_is_one_line_with_count_and_tokens() -> None:
+    records = [record("c1", "deduplication", 1200), record("c2", "purgeErrors", 34)]
+    assert format_notification(records, "minimal") == "dcp: pruned 2 tool calls (~1,234 tokens saved per request)"
+
+
+def test_detailed_lists_each_call_and_why() -> None:
+    records = [record("c1", "deduplication", 100), record("c2", "purgeErrors", 20, tool="bash"), record("c3", "supersedeWrites", 5, tool="write")]
+    assert format_notification(records, "detailed") == "\n".join(
+        [
+            "dcp: pruned 3 tool calls (~125 tokens saved per request):",
+            "  - read c1: same call made again later, ~100 tokens",
+            "  - bash c2: failed call, input removed, ~20 tokens",
+            "  - write c3: file was read back later, ~5 tokens",
+        ]
+    )
+
+
+def test_detailed_summarizes_calls_past_the_limit() -> None:
+    records = [record(f"c{i}", "deduplication", 1) for i in range(DETAILED_LIMIT + 5)]
+    lines = format_notification(records, "detailed").splitlines()  # type: ignore[union-attr]
+    assert len(lines) == 1 + DETAILED_LIMIT + 1
+    assert lines[-1] == "  ... and 5 more calls (~5 tokens)"
+
+
+def host(tmp_path: Path, level: str) -> tuple[Runtime, list[tuple[str | None, str]]]:
+    seen: list[tuple[str | None, str]] = []
+    runtime = Runtime(PROJECT, StaticConfig(make_config(pruneNotification=level)))
+    runtime.startup({"directory": PROJECT, "notify": lambda sid, text: seen.append((sid, text))})
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    return runtime, seen
+
+
+def duplicate_reads() -> list[dict[str, Any]]:
+    return [user(), call("read", {"filePath": "/p/a.py"}, call_id="first"), user(), call("read", {"filePath": "/p/a.py"}, call_id="second")]
+
+
+def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> None:
+    runtime, seen = host(tmp_path, "minimal")
+    messages = duplicate_reads()
+    for _ in range(3):
+        runtime.transform({}, {"messages": copy.deepcopy(messages)})
+    assert seen == [("ses_test", f"dcp: pruned 1 tool call (~{SAVED} tokens saved per request)")]
+
+
+def test_runtime_detailed_notification_names_the_call(tmp_path: Path) -> None:
+    runtime, seen = host(tmp_path, "detailed")
+    runtime.transform({}, {"messages": duplicate_reads()})
+    assert seen[0][1].splitlines()[1] == f"  - read first: same call made again later, ~{SAVED} tokens"
+
+
+def test_runtime_with_notifications_off_stays_silent(tmp_path: Path) -> None:
+    runtime, seen = host(tmp_path, "off")
+    runtime.transform({}, {"messages": duplicate_reads()})
+    assert seen == []
+
+
+def test_a_restarted_runtime_does_not_announce_old_prunes_again(tmp_path: Path) -> None:
+    messages = duplicate_reads()
+    first, _ = host(tmp_path, "minimal")
+    first.transform({}, {"messages": copy.deepcopy(messages)})
+    first._flush(force=True)
+    second, seen = host(tmp_path, "minimal")
+    second.transform({}, {"messages": copy.deepcopy(messages)})
+    assert seen == []
+
+
+def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
+    runtime = Runtime(PROJECT, StaticConfig(make_config(pruneNotification="minimal")))
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+
+    def broken(_sid: str | None, _text: str) -> None:
+        raise OSError("toast service down")
+
+    runtime.startup({"directory": PROJECT, "notify": broken})
+    messages = duplicate_reads()
+    runtime.transform({}, {"messages": messages})
+    assert messages[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER

@@ -1,0 +1,172 @@
+"""Runtime wiring: debug log per decision, the context snapshot after every transform, compaction advice."""
+
+from __future__ import annotations
+
+import copy
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from helpers import PROJECT, SESSION, call, make_config, user
+
+from dcp_plugin.budget import CompactionStatus, context_limit
+from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.store import Store
+
+
+def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
+    runtime = Runtime(PROJECT, StaticConfig(make_config(**config)))
+    runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    return runtime
+
+
+def session(model: str | None = None) -> list[dict[str, Any]]:
+    messages = [
+        user(),
+        call("read", {"filePath": "/p/a.py"}, call_id="r1"),
+        user(),
+        call("read", {"filePath": "/p/a.py"}, call_id="r2"),
+        call("bash", {"command": "make " + "x" * 100}, status="error", call_id="b1"),
+        *[user() for _ in range(4)],
+    ]
+    if model:
+        messages[4]["info"]["modelID"] = model
+    return messages
+
+
+def test_debug_writes_one_private_line_per_decision_with_its_reason(tmp_path: Path, isolated_home: Path) -> None:
+    runtime = make_runtime(tmp_path, debug=True)
+    for _ in range(2):
+        runtime.transform({}, {"messages": copy.deepcopy(session())})
+    log = isolated_home / ".local/state/opencode/dcp/debug.log"
+    lines = [line.split("\t") for line in log.read_text().splitlines()]
+    assert [(f[1], f[2], f[3], f[4]) for f in lines] == [
+        (SESSION, "r1", "read", "deduplication"),
+        (SESSION, "b1", "bash", "purgeErrors"),
+    ]
+    assert lines[0][5].startswith("turn=1 field=output tokens_saved=")
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+
+
+def test_without_debug_no_log_is_written(tmp_path: Path, isolated_home: Path) -> None:
+    make_runtime(tmp_path).transform({}, {"messages": session()})
+    assert not (isolated_home / ".local/state/opencode/dcp/debug.log").exists()
+
+
+def test_snapshot_uses_the_limit_the_host_passes_with_the_request(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.transform({"model": {"id": "whatever", "limit": {"context": 50_000}}}, {"messages": session()})
+    snap = runtime._books[SESSION].snapshot
+    assert snap is not None
+    assert (snap.context_limit, snap.limit_source) == (50_000, "host")
+    assert snap.thresholds is not None and snap.thresholds.window == 50_000
+
+
+def test_snapshot_uses_the_startup_model_limit_when_the_request_has_none(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.startup({"directory": PROJECT, "model": {"id": "m", "limit": {"context": 64_000}}})
+    runtime.transform({}, {"messages": session()})
+    assert runtime._books[SESSION].snapshot.context_limit == 64_000  # type: ignore[union-attr]
+
+
+def test_snapshot_falls_back_to_the_model_of_the_last_assistant_message(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.transform({"model": {"id": "gpt-4o"}}, {"messages": session(model="gemini-2.5-pro")})
+    snap = runtime._books[SESSION].snapshot
+    assert snap is not None
+    assert (snap.model_id, snap.context_limit) == ("gemini-2.5-pro", context_limit("gemini-2.5-pro"))
+
+
+def test_snapshot_uses_the_request_model_id_when_messages_name_none(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.transform({"model": {"id": "gpt-4o"}}, {"messages": session()})
+    assert runtime._books[SESSION].snapshot.context_limit == 128_000  # type: ignore[union-attr]
+
+
+def test_snapshot_counts_the_tokens_of_the_pruned_request(tmp_path: Path) -> None:
+    from dcp_plugin.tokens import estimate_content_tokens
+
+    runtime = make_runtime(tmp_path)
+    sent = copy.deepcopy(session())
+    runtime.transform({}, {"messages": sent})
+    assert runtime._books[SESSION].snapshot.estimated_input_tokens == estimate_content_tokens(sent)  # type: ignore[union-attr]
+
+
+def test_a_resync_resets_the_budget_tracker(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    messages = session()
+    runtime.transform({}, {"messages": copy.deepcopy(messages)})
+    book = runtime._books[SESSION]
+    assert book.tracker.seen == len(messages)
+    # An undo: the history loses its last messages, so the session re-syncs.
+    runtime.transform({}, {"messages": copy.deepcopy(messages[:4])})
+    assert runtime.sessions[SESSION].resyncs == 1
+    assert (book.resyncs, book.tracker.seen) == (1, 4)
+
+
+def test_the_latest_snapshot_is_persisted_with_the_session(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.transform({"model": {"limit": {"context": 50_000}}}, {"messages": session()})
+    runtime._flush(force=True)
+    saved = Store(tmp_path / "dcp.sqlite3").load_session(SESSION).snapshot
+    assert saved == runtime._books[SESSION].snapshot.to_dict()  # type: ignore[union-attr]
+
+
+def test_a_new_runtime_starts_from_the_saved_snapshot(tmp_path: Path) -> None:
+    first = make_runtime(tmp_path)
+    first.transform({"model": {"limit": {"context": 50_000}}}, {"messages": session()})
+    first._flush(force=True)
+    second = make_runtime(tmp_path)
+    second.session(SESSION)
+    assert second._books[SESSION].snapshot == first._books[SESSION].snapshot
+
+
+def test_compaction_advice_is_none_below_auto(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.transform({}, {"messages": session()})
+    advice = runtime.compaction_advice(SESSION)
+    assert advice is not None and advice.status == CompactionStatus.NONE
+
+
+def test_compaction_advice_runs_the_hosts_side_query_past_auto(tmp_path: Path) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def summarize(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        return {"text": "summary", "finish_reason": "stop"}
+
+    runtime = make_runtime(tmp_path)
+    runtime.startup({"directory": PROJECT, "summarize": summarize})
+    messages = session()
+    runtime.transform({"model": {"limit": {"context": 400}}}, {"messages": messages})
+    advice = runtime.compaction_advice(SESSION, messages)
+    assert advice is not None and advice.status == CompactionStatus.FORCED and advice.summary == "summary"
+    assert (asked[0]["thinking"], asked[0]["max_output_tokens"]) == (False, 20_000)
+
+
+def test_compaction_advice_never_raises_when_the_side_query_fails(tmp_path: Path) -> None:
+    def summarize(request: dict[str, Any]) -> dict[str, Any]:
+        raise TimeoutError("model busy")
+
+    runtime = make_runtime(tmp_path)
+    runtime.startup({"directory": PROJECT, "summarize": summarize})
+    runtime.transform({"model": {"limit": {"context": 400}}}, {"messages": session()})
+    advice = runtime.compaction_advice(SESSION, session())
+    assert advice is not None and advice.status == CompactionStatus.FAILED
+
+
+def test_compaction_advice_for_an_unknown_session_is_none(tmp_path: Path) -> None:
+    assert make_runtime(tmp_path).compaction_advice("nobody") is None
+
+
+def test_a_broken_snapshot_never_breaks_the_request(tmp_path: Path, monkeypatch: Any) -> None:
+    runtime = make_runtime(tmp_path)
+
+    def boom(*_a: Any, **_k: Any) -> None:
+        raise RuntimeError("tracker bug")
+
+    monkeypatch.setattr(runtime, "_observe", boom)
+    messages = session()
+    runtime.transform({}, {"messages": messages})
+    assert messages[1]["parts"][0]["state"]["output"].startswith("[dcp:")
