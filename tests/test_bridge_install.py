@@ -140,7 +140,7 @@ def test_uninstall_keeps_other_plugins(project: Path):
 def test_the_installed_file_loads_as_a_plugin_module_exporting_only_its_plugin(project: Path):
     main(["opencode", "install", "--project", str(project)])
     # Loaded the way Bun treats a .js plugin: as an ES module.
-    script = f"import(process.argv[1]).then(m => console.log(JSON.stringify(Object.keys(m).map(k => [k, typeof m[k]]))))"
+    script = "import(process.argv[1]).then(m => console.log(JSON.stringify(Object.keys(m).map(k => [k, typeof m[k]]))))"
     module = project / "copy.mjs"
     module.write_text(plugin_file(project).read_text())
     done = subprocess.run(["node", "-e", script, str(module)], capture_output=True, text=True, timeout=60, check=False)

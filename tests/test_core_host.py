@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pluggy
 import pytest
 from helpers import PROJECT, call, make_config, tool_parts, user
 

@@ -90,7 +90,7 @@ def test_a_restarted_runtime_does_not_announce_old_prunes_again(tmp_path: Path) 
     messages = duplicate_reads()
     first, _ = host(tmp_path, "minimal")
     first.transform({}, {"messages": copy.deepcopy(messages)})
-    first._flush(force=True)
+    first.bookkeeper.flush(force=True)
     second, seen = host(tmp_path, "minimal")
     second.transform({}, {"messages": copy.deepcopy(messages)})
     assert seen == []

@@ -126,7 +126,7 @@ def error_line(rid: int | str | None, error: str) -> str:
 
 def patches_line(rid: int | str | None, fragments: list[str], incremental: bool = False, token: str | None = None) -> str:
     """A transform reply from patches already serialized one by one (they are cached per session)."""
-    tail = f',"incremental":true' if incremental else ""
+    tail = ',"incremental":true' if incremental else ""
     if token is not None:
         tail += f',"patchToken":{dumps(token)}'
     return f'{{"id":{dumps(rid)},"ok":true,"patches":[{",".join(fragments)}]{tail}}}'

@@ -22,7 +22,7 @@ def handled(module_scenario_factory):
     before = len(sc.provider.requests)
     command = sc.opencode.run(["hello", "world"], command="probe", session=first.session_id)
     after_command = len(sc.provider.requests)
-    follow_up = sc.opencode.run(["and", "now?"], session=first.session_id)
+    sc.opencode.run(["and", "now?"], session=first.session_id)
     return {
         "sc": sc,
         "first": first,
