@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import pluggy
 
 import dcp_plugin.hostspec
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.replay import undo_patches
 from dcp_plugin.runtime import Runtime
 from dcp_plugin.session import SessionState
 
@@ -35,12 +35,6 @@ def working_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for m in messages
     ]
-
-
-def restore(original: list[dict[str, Any]], patches: Sequence[Any]) -> None:
-    """Undo placeholders: put back the original value of every patched field."""
-    for record, state in patches:
-        state[record.field] = original[record.message_index]["parts"][record.part_index]["state"][record.field]
 
 
 def load_plugin() -> tuple[pluggy.PluginManager, Any]:
@@ -101,7 +95,7 @@ class BenchHost:
         elapsed = (time.perf_counter() - start) * 1000
         state = self.state()
         if state is not None and not keep:
-            restore(self.original, state.last_patches)
+            undo_patches(self.original, state.last_patches)
         return elapsed
 
     def request_fresh(self, count: int) -> float:

@@ -13,12 +13,13 @@ from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pruner import apply, plan
+from dcp_plugin.replay import undo_patches
 from dcp_plugin.session import SessionState
 from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
 from dcp_plugin.tokens import estimate_message_tokens
 
 from benchmarks.equivalence import decision_map, from_scratch
-from benchmarks.harness import BenchHost, restore
+from benchmarks.harness import BenchHost
 from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 
@@ -87,7 +88,7 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
         patches = plan(outgoing, state.decided)
         apply(patches)
         placeholders.append(_ms(start))
-        restore(original, patches)
+        undo_patches(original, patches)
     per_part = [1000 * ms / len(patches) for ms in placeholders] if patches else []
     return {
         "sync_and_strategies_ms": summary(update_ms),
@@ -113,7 +114,7 @@ def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:
     finally:
         state = host.state()
         if state is not None:
-            restore(host.original, state.last_patches)
+            undo_patches(host.original, state.last_patches)
     return {"json_dumps_ms": summary(samples), "request_json_mb": round(size / 1e6, 2)}
 
 

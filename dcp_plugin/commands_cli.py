@@ -123,15 +123,14 @@ def print_context(b: ContextBreakdown, title: str) -> None:
 
 
 def _load_config(path: Path) -> DcpConfig:
-    from dcp_plugin.config.loader import combine, load_layer
+    from dcp_plugin.config.loader import load_config_file
 
-    layer = load_layer(path)
-    effective = combine([layer])
-    for problem in layer.problems + effective.problems:
-        print(problem.render(), file=sys.stderr)
-    if layer.data is None:
+    config, problems = load_config_file(path)
+    for text in problems:
+        print(text, file=sys.stderr)
+    if config is None:
         raise SessionFileError(f"{path}: config file could not be used (see above)")
-    return effective.config
+    return config
 
 
 def run_context(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -13,6 +13,7 @@ import pluggy
 import dcp_plugin.hostspec
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.conversation import session_id_of
+from dcp_plugin.pruner import Patch
 from dcp_plugin.runtime import Runtime
 from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
 from dcp_plugin.tokens import estimate_message_tokens
@@ -90,6 +91,12 @@ def host_with_plugin(directory: str) -> tuple[pluggy.PluginManager, Runtime]:
     return pm, plugin.RUNTIME
 
 
+def undo_patches(original: list[dict[str, Any]], patches: Sequence[Patch]) -> None:
+    """Put back, from the pristine ``original`` messages, every field a request's patches replaced."""
+    for record, target in patches:
+        target[record.field] = original[record.message_index]["parts"][record.part_index]["state"][record.field]  # type: ignore[index]
+
+
 def request_points(messages: list[dict[str, Any]]) -> list[int]:
     """Indexes of the assistant messages: each one answered a request made with everything before it."""
     return [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
@@ -132,8 +139,7 @@ def replay(
             RequestRow(n, end, prefix_tokens[end], prefix_tokens[end] - saved, len(state.decided) if state else 0, round(elapsed, 3))
         )
         if state:
-            for record, target in state.last_patches:
-                target[record.field] = messages[record.message_index]["parts"][record.part_index]["state"][record.field]
+            undo_patches(messages, state.last_patches)
         if progress:
             progress(n, len(points))
     state = runtime.sessions.get(session)

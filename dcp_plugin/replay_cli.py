@@ -36,16 +36,15 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _load_config(path: Path) -> DcpConfig | None:
-    from dcp_plugin.config.loader import combine, load_layer
+def _load_config(path: Path) -> DcpConfig:
+    from dcp_plugin.config.loader import load_config_file
 
-    layer = load_layer(path)
-    effective = combine([layer])
-    for problem in layer.problems + effective.problems:
-        print(problem.render(), file=sys.stderr)
-    if layer.data is None:
+    config, problems = load_config_file(path)
+    for text in problems:
+        print(text, file=sys.stderr)
+    if config is None:
         raise SessionFileError(f"{path}: config file could not be used (see above)")
-    return effective.config
+    return config
 
 
 def run(args: argparse.Namespace) -> int:

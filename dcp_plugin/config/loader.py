@@ -49,6 +49,14 @@ def load_layer(path: Path, st: os.stat_result | None = None) -> LayerResult:
     return LayerResult(path, data, parsed.problems + problems)
 
 
+def load_config_file(path: Path) -> tuple[DcpConfig | None, list[str]]:
+    """One file as the whole config (a CLI's --config): the config, None if unusable, and the messages."""
+    layer = load_layer(path)
+    effective = combine([layer])
+    messages = [problem.render() for problem in layer.problems + effective.problems]
+    return (effective.config if layer.data is not None else None), messages
+
+
 def combine(layers: Sequence[LayerResult]) -> Effective:
     """Merge the usable layers (lowest first) over the defaults into the typed config."""
     merged, layer_origins = merge_layers([(str(layer.path), layer.data) for layer in layers if layer.data is not None])
