@@ -160,6 +160,14 @@ def is_corruption(exc: BaseException) -> bool:
     return any(word in text for word in _CORRUPT_WORDS)
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether an sqlite3 error only means another connection holds the lock right now."""
+    if getattr(exc, "sqlite_errorname", None) in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+        return True
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 def is_unusable_file(exc: BaseException, path: Path) -> bool:
     """Whether opening failed because of the file at ``path`` itself (corrupt, a directory, unreadable)."""
     if not (path.exists() or path.is_symlink()):
@@ -214,18 +222,27 @@ class Store:
         if not self.path.exists():
             # Create it private before SQLite does (SQLite would use the umask).
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
-        conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
-        try:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._migrate(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                # Switching to WAL needs the file to itself and can answer "locked" at once, without
+                # waiting, while another process opens the same new database: retry for a while.
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                conn.execute("PRAGMA synchronous=NORMAL")
+                self._migrate(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if not is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+            except BaseException:
+                conn.close()
+                raise
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> None:
@@ -280,6 +297,10 @@ class Store:
                 self._move_aside(exc)
                 self._conn = self._connect()
         except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+            if is_busy(exc):
+                # Another process kept the file locked for seconds: try again on the next use.
+                self._say(f"dcp: the state database {self.path} is busy ({exc}); will retry")
+                raise StoreUnavailable(str(exc)) from exc
             self._unavailable = f"dcp: pruning state will not be saved: {self.path}: {exc}"
             self._say(self._unavailable)
             raise StoreUnavailable(self._unavailable) from exc

@@ -197,3 +197,33 @@ def test_each_call_counts_once_per_session_with_its_first_saving(writes: list[tu
         stats = store.stats(None)
         store.close()
         assert stats is not None and stats.by_strategy == want
+
+
+
+def test_a_database_locked_while_switching_to_wal_is_retried(tmp_path: Path, monkeypatch) -> None:
+    """SQLite answers "locked" at once (no busy wait) when two processes open a new file together."""
+    from dcp_plugin import store as store_mod
+    from dcp_plugin.store import Decision, SessionBatch
+
+    real_connect = sqlite3.connect
+    failures = {"left": 2}
+
+    class Flaky:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self._conn = conn
+
+        def execute(self, sql: str, *args):
+            if "journal_mode=WAL" in sql and failures["left"]:
+                failures["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self._conn.execute(sql, *args)
+
+        def __getattr__(self, name: str):
+            return getattr(self._conn, name)
+
+    monkeypatch.setattr(store_mod.sqlite3, "connect", lambda *a, **k: Flaky(real_connect(*a, **k)))
+    store = Store(tmp_path / "dcp.sqlite3")
+    assert store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 5)], requests=1)])
+    assert store.available and failures["left"] == 0
+    stats = store.stats("s")
+    assert stats is not None and stats.by_strategy == {"deduplication": (1, 5)}

@@ -65,8 +65,9 @@ def select(
     else:
         in_scope = list(records[-count:])
         plan = SweepPlan(scope=f"in the last {plural(count, 'tool call')}")
+    history = list(messages)
     for record in in_scope:
-        state = Ledger.state_of(list(messages), record) or {}
+        state = Ledger.state_of(history, record) or {}
         status = state.get("status", record.status)
         paths = extract_paths(record.tool, state.get("input"))
         if record.reason is not None:
