@@ -57,6 +57,11 @@ def chat_messages_transform(input: dict[str, Any], output: dict[str, Any]) -> No
 
     ``input`` may carry ``sessionID`` (else it is read from the messages'
     ``info.sessionID``) and ``model`` (``{"id": ..., "limit": {"context": int}}``).
+
+    Messages should carry ``info.id`` and tool parts ``callID`` (OpenCode's do): the
+    plugin recognizes a rewritten history (an undo, a compaction) by them and then
+    recomputes everything; without ids, only a list that got shorter (or whose last
+    message lost parts) is recognized as rewritten.
     """
 
 
