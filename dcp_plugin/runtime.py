@@ -100,15 +100,22 @@ class Runtime:
         return state
 
     # -- the hot path ------------------------------------------------------------------------
-    def plan(self, messages: list[Any], input: dict[str, Any] | None = None) -> tuple[SessionState | None, Patches]:
-        """Sync the session with ``messages`` and return the patches to send; may raise."""
+    def sync(self, messages: list[Any], input: dict[str, Any] | None = None) -> SessionState | None:
+        """Bring the session of ``messages`` up to date (None when the plugin is disabled); may raise."""
         config = self.config()
         if not config.enabled:
-            return None, Patches()
-        session_id = session_id_of(input, messages)
+            return None
         with self._lock:
-            state = self.session(session_id, config)
+            state = self.session(session_id_of(input, messages), config)
             state.update(messages)
+            return state
+
+    def plan(self, messages: list[Any], input: dict[str, Any] | None = None) -> tuple[SessionState | None, Patches]:
+        """Sync the session with ``messages`` and return the patches to send; may raise."""
+        with self._lock:
+            state = self.sync(messages, input)
+            if state is None:
+                return None, Patches()
             try:
                 patches = plan(messages, state.decided)
             except Desync:

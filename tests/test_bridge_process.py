@@ -14,17 +14,17 @@ from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
 from helpers import assistant, tool_part, user
 
-# Runs the server with a plan() that writes to stdout both through print and on fd 1 directly.
+# Runs the server with a sync() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
 import os, sys
 from dcp_plugin.bridge import server
 from dcp_plugin.runtime import Runtime
-plan = Runtime.plan
+sync = Runtime.sync
 def noisy(self, *args, **kwargs):
     print("stray print from the plugin")
     os.write(1, b"stray write on fd 1\\n")
-    return plan(self, *args, **kwargs)
-Runtime.plan = noisy
+    return sync(self, *args, **kwargs)
+Runtime.sync = noisy
 sys.exit(server.main())
 """
 

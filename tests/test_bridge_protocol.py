@@ -389,10 +389,10 @@ class BrokenRuntime(Runtime):
         super().__init__(PROJECT, StaticConfig())
         self.broken = True
 
-    def plan(self, messages: list[Any], input: dict[str, Any] | None = None) -> Any:
+    def sync(self, messages: list[Any], input: dict[str, Any] | None = None) -> Any:
         if self.broken:
             raise RuntimeError("plugin bug")
-        return super().plan(messages, input)
+        return super().sync(messages, input)
 
 
 def test_a_plugin_exception_answers_no_patches():

@@ -24,7 +24,7 @@ def _message_id(message: Any) -> Any:
 class Mirror:
     """The original (never patched) history of one session, plus its serialized patches."""
 
-    __slots__ = ("messages", "last_used", "decided_ref", "fragments", "epoch")
+    __slots__ = ("messages", "last_used", "decided_ref", "decided_seen", "fragments", "epoch")
 
     def __init__(self) -> None:
         self.messages: list[Any] = []
@@ -33,6 +33,7 @@ class Mirror:
         # grows until the state starts over, so a prefix of it never needs serializing (or
         # sending) again. `epoch` names that list; a patch token "epoch:count" names a prefix.
         self.decided_ref: list[Any] | None = None
+        self.decided_seen = 0  # how many of decided_ref's decisions are already in fragments
         self.fragments: list[str] = []
         self.epoch = next(_epochs)
 
@@ -67,6 +68,7 @@ class Mirror:
     def forget_patches(self, decided: list[Any] | None = None) -> None:
         """Start a new patch list (for ``decided``); tokens of the old one stop matching."""
         self.decided_ref = decided
+        self.decided_seen = 0
         self.fragments = []
         self.epoch = next(_epochs)
 

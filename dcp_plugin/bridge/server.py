@@ -13,7 +13,7 @@ from typing import IO, Any
 from dcp_plugin.bridge import protocol
 from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
 from dcp_plugin.bridge.protocol import ProtocolError
-from dcp_plugin.pruner import to_wire
+from dcp_plugin.pruner import Desync, plan, to_wire
 from dcp_plugin.runtime import Runtime
 
 log = logging.getLogger("dcp_plugin.bridge")
@@ -127,15 +127,26 @@ class BridgeServer:
         if isinstance(model, dict):
             hook_input["model"] = model
         try:
-            state, patches = runtime.plan(messages, hook_input)
+            state = runtime.sync(messages, hook_input)
             if state is None:
                 mirror.forget_patches()
                 return None
-            if mirror.decided_ref is not state.decided or len(mirror.fragments) > len(patches):
+            if mirror.decided_ref is not state.decided:
                 mirror.forget_patches(state.decided)
+            # The client keeps every patch it was sent and re-applies it itself, and the mirror
+            # only grows between resets, so only decisions made since the last reply need work:
+            # a warm request costs the new messages, not the whole patch set.
+            decided = state.decided
+            if len(decided) > mirror.decided_seen:
+                try:
+                    new = plan(messages, decided[mirror.decided_seen :])
+                except Desync:
+                    state.resync()
+                    _, new = runtime.plan(messages, hook_input)
+                    mirror.forget_patches(state.decided)
+                mirror.fragments.extend(map(protocol.patch_fragment, to_wire(messages, new)))
+                mirror.decided_seen = len(state.decided)
             fragments = mirror.fragments
-            if len(fragments) < len(patches):
-                fragments.extend(map(protocol.patch_fragment, to_wire(messages, patches[len(fragments) :])))
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp bridge: pruning failed for session %s; the request is sent unpruned", session_id)
             mirror.forget_patches()
