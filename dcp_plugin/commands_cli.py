@@ -17,6 +17,7 @@ from dcp_plugin.commands.context import ESTIMATE_NOTE, ContextBreakdown, build_b
 from dcp_plugin.commands.stats import STRATEGIES
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.notifications import plural
+from dcp_plugin.replay_cli import load_config_option
 from dcp_plugin.sessionfile import SessionFileError, load_session
 from dcp_plugin.store import Stats, Store, default_path
 
@@ -122,21 +123,10 @@ def print_context(b: ContextBreakdown, title: str) -> None:
     console.print(f"[dim]{ESTIMATE_NOTE}.[/dim]", highlight=False)
 
 
-def _load_config(path: Path) -> DcpConfig:
-    from dcp_plugin.config.loader import load_config_file
-
-    config, problems = load_config_file(path)
-    for text in problems:
-        print(text, file=sys.stderr)
-    if config is None:
-        raise SessionFileError(f"{path}: config file could not be used (see above)")
-    return config
-
-
 def run_context(args: argparse.Namespace) -> int:
     """`dcp context FILE`."""
     try:
-        config = _load_config(args.config) if args.config else None
+        config = load_config_option(args.config) if args.config else None
         breakdown = context_of_file(args.file, config, args.directory)
     except SessionFileError as exc:
         print(f"dcp context: {exc}", file=sys.stderr)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
+from dcp_plugin.xdg import base_dir
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
@@ -17,14 +19,7 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """$XDG_STATE_HOME/opencode/dcp, or ~/.local/state/opencode/dcp (a relative XDG value is ignored)."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_STATE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        base = Path(xdg)
-    else:
-        home = env.get("HOME")
-        base = (Path(home) if home else Path.home()) / ".local" / "state"
-    return base / "opencode" / "dcp"
+    return base_dir("XDG_STATE_HOME", env) / "opencode" / "dcp"
 
 
 def format_line(when: dt.datetime, session_id: str, call_id: str, tool: str, reason: str, detail: str) -> str:

@@ -36,7 +36,8 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _load_config(path: Path) -> DcpConfig:
+def load_config_option(path: Path) -> DcpConfig:
+    """The config of a `--config FILE` option; problems go to stderr, an unusable file raises."""
     from dcp_plugin.config.loader import load_config_file
 
     config, problems = load_config_file(path)
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     path: Path = args.file or example_session_path()
     try:
         info, messages = load_session(path)
-        config = _load_config(args.config) if args.config else None
+        config = load_config_option(args.config) if args.config else None
     except SessionFileError as exc:
         print(f"dcp replay: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.xdg import base_dir
+
 log = logging.getLogger("dcp_plugin.store")
 
 SCHEMA_VERSION = 1
@@ -64,14 +66,7 @@ _CORRUPT_WORDS = ("malformed", "not a database", "unable to open database file",
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """$XDG_DATA_HOME/opencode/storage/plugin/dcp, or ~/.local/share/... (a relative XDG value is ignored)."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_DATA_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        base = Path(xdg)
-    else:
-        home = env.get("HOME")
-        base = (Path(home) if home else Path.home()) / ".local" / "share"
-    return base / "opencode" / "storage" / "plugin" / "dcp"
+    return base_dir("XDG_DATA_HOME", env) / "opencode" / "storage" / "plugin" / "dcp"
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:

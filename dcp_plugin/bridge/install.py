@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dcp_plugin.bridge import SHIM_PATH
+from dcp_plugin.config.discovery import global_dir
 
 PLUGIN_FILENAME = "dcp.js"  # OpenCode loads only *.js / *.ts from a plugins directory
 MARKER = "// Installed by `dcp opencode install` (dcp-plugin)."
@@ -33,10 +34,8 @@ def project_plugins_dir(project: Path) -> Path:
 
 
 def global_plugins_dir(env: dict[str, str] | None = None) -> Path:
-    """OpenCode's global config dir: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode."""
-    env = dict(os.environ) if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "opencode" / "plugins"
+    """OpenCode's global plugins dir: $XDG_CONFIG_HOME/opencode/plugins, else ~/.config/opencode/plugins."""
+    return global_dir(env) / "plugins"
 
 
 def render_shim(python: str, source: str | None = None) -> str:

@@ -1,6 +1,11 @@
 """Context budget: thresholds, severity, model limits, snapshots, compaction and calibration."""
 
-from dcp_plugin.budget.calibration import Calibration, Calibrator, Prediction, predict_prompt_tokens
+from dcp_plugin.budget.calibration import (
+    Calibration,
+    Calibrator,
+    Prediction,
+    predict_prompt_tokens,
+)
 from dcp_plugin.budget.compaction import (
     MAX_CONSECUTIVE_FAILURES,
     CompactionController,

@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dcp_plugin.budget.calibration import Calibrator, EstimatorState, advance, message_key, predict
+from dcp_plugin.budget.calibration import (
+    Calibrator,
+    EstimatorState,
+    advance,
+    message_key,
+    predict,
+)
 from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
 from dcp_plugin.budget.severity import Severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier

@@ -11,7 +11,12 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.conversation import info_of, parts_of
 from dcp_plugin.ledger import CallRecord
 from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
-from dcp_plugin.tokens import DEFAULT_IMAGE_TOKENS, estimate_part_tokens, last_reported_prompt_tokens, reported_usage
+from dcp_plugin.tokens import (
+    DEFAULT_IMAGE_TOKENS,
+    estimate_part_tokens,
+    last_reported_prompt_tokens,
+    reported_usage,
+)
 
 STRATEGIES: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
 BAR_WIDTH = 20

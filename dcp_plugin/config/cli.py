@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.config.discovery import LEGACY_FILE_NAME, global_file, layer_specs, project_file
+from dcp_plugin.config.discovery import (
+    LEGACY_FILE_NAME,
+    global_file,
+    layer_specs,
+    project_file,
+)
 from dcp_plugin.config.loader import LayerResult, combine, load_layer
 from dcp_plugin.config.schema import schema_path, schema_uri
 from dcp_plugin.config.source import ConfigSource

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dcp_plugin.xdg import base_dir
+
 FILE_NAME = "dcp.jsonc"
 LEGACY_FILE_NAME = "dcp.json"
 
@@ -24,17 +26,9 @@ class LayerSpec:
         return self.candidates[0]
 
 
-def _home(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME")
-    return Path(home) if home else Path.home()
-
-
 def global_dir(env: Mapping[str, str] | None = None) -> Path:
     """$XDG_CONFIG_HOME/opencode, or ~/.config/opencode (a relative XDG value is ignored, per the spec)."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else _home(env) / ".config"
-    return base / "opencode"
+    return base_dir("XDG_CONFIG_HOME", env) / "opencode"
 
 
 def global_file(env: Mapping[str, str] | None = None) -> Path:

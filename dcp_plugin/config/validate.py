@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import re
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
