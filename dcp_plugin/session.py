@@ -52,7 +52,8 @@ class SessionState:
 
     def reconfigure(self, config: DcpConfig) -> None:
         """Adopt a changed config: decisions are recomputed from scratch on the next update."""
-        if config != self.config:
+        # The config source hands back the same object until a file changes: skip the deep compare.
+        if config is not self.config and config != self.config:
             self._configure(config)
             self._reset()
 
