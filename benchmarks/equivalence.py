@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.harness import BenchHost
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.session import SessionState
-
-from benchmarks.harness import BenchHost
 
 Decision = tuple[str | None, str | None, Any]
 

@@ -14,11 +14,8 @@ import gc
 import time
 from typing import Any
 
-import pluggy
-
-import dcp_plugin.hostspec
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.replay import undo_patches
+from dcp_plugin.replay import load_plugin_host, undo_patches
 from dcp_plugin.runtime import Runtime
 from dcp_plugin.session import SessionState
 
@@ -37,19 +34,6 @@ def working_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def load_plugin() -> tuple[pluggy.PluginManager, Any]:
-    """A pluggy host with the plugin module loaded from its `agent_host` entry point, as a real host does."""
-    pm = pluggy.PluginManager(dcp_plugin.hostspec.PROJECT_NAME)
-    pm.add_hookspecs(dcp_plugin.hostspec)
-    pm.load_setuptools_entrypoints(dcp_plugin.hostspec.PROJECT_NAME)
-    plugin = pm.get_plugin("dcp")
-    if plugin is None:
-        raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install -e .`")
-    # Benchmarks measure pruning, not persistence, and must not touch the user's statistics.
-    plugin.RUNTIME.use_store(None)
-    return pm, plugin
-
-
 class BenchHost:
     """Sends requests of one session through the hook and restores the working copy after each."""
 
@@ -57,7 +41,7 @@ class BenchHost:
         self.original = messages
         self.working = working_copy(messages)
         self.session_id = session_id
-        self.pm, self._plugin = load_plugin()
+        self.pm, self._plugin = load_plugin_host()
         # The hooks call the module's RUNTIME: a runtime of our own stands in for it while the
         # benchmark runs, so the process's plugin state is left as it was.
         self._saved_runtime = self._plugin.RUNTIME

@@ -11,17 +11,16 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.equivalence import decision_map, from_scratch
+from benchmarks.harness import BenchHost
+from benchmarks.sessions import BenchSession
+from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pruner import apply, plan
 from dcp_plugin.replay import undo_patches
 from dcp_plugin.session import SessionState
 from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
 from dcp_plugin.tokens import estimate_message_tokens
-
-from benchmarks.equivalence import decision_map, from_scratch
-from benchmarks.harness import BenchHost
-from benchmarks.sessions import BenchSession
-from benchmarks.stats import summary
 
 Progress = Callable[[str], None]
 

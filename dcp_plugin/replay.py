@@ -77,17 +77,25 @@ class ReplayReport:
         }
 
 
-def host_with_plugin(directory: str) -> tuple[pluggy.PluginManager, Runtime]:
-    """A pluggy host that loads the plugin from its entry point, as a real host does."""
+def load_plugin_host() -> tuple[pluggy.PluginManager, Any]:
+    """A pluggy host with the plugin module loaded from its entry point, persistence off.
+
+    Replays and benchmarks are what-ifs: they must not add to the user's persisted statistics.
+    """
     pm = pluggy.PluginManager(dcp_plugin.hostspec.PROJECT_NAME)
     pm.add_hookspecs(dcp_plugin.hostspec)
     pm.load_setuptools_entrypoints(dcp_plugin.hostspec.PROJECT_NAME)
     plugin = pm.get_plugin("dcp")
     if plugin is None:
         raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install .`")
-    pm.hook.host_startup(context={"directory": directory})
-    # A replay is a what-if: it must not add to the user's persisted statistics.
     plugin.RUNTIME.use_store(None)
+    return pm, plugin
+
+
+def host_with_plugin(directory: str) -> tuple[pluggy.PluginManager, Runtime]:
+    """A pluggy host that loads the plugin from its entry point, as a real host does, started in ``directory``."""
+    pm, plugin = load_plugin_host()
+    pm.hook.host_startup(context={"directory": directory})
     return pm, plugin.RUNTIME
 
 
