@@ -31,8 +31,8 @@ if __package__ in (None, ""):
 
 from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.bridge.server import BridgeServer
-from dcp_plugin.runtime import Runtime
-from dcp_plugin.simulate import DEFAULT_DIRECTORY, generate_session
+from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 SESSION = "ses_bench"
 

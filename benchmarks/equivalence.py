@@ -6,7 +6,7 @@ from typing import Any
 
 from benchmarks.harness import BenchHost
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.session import SessionState
+from dcp_plugin.pipeline.session import SessionState
 
 Decision = tuple[str | None, str | None, Any]
 

@@ -15,9 +15,9 @@ import time
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.replay import load_plugin_host, undo_patches
-from dcp_plugin.runtime import Runtime
-from dcp_plugin.session import SessionState
+from dcp_plugin.replay.engine import load_plugin_host, undo_patches
+from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.pipeline.session import SessionState
 
 
 def working_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -16,11 +16,11 @@ from benchmarks.harness import BenchHost
 from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pruner import apply, plan
-from dcp_plugin.replay import undo_patches
-from dcp_plugin.session import SessionState
-from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
-from dcp_plugin.tokens import estimate_message_tokens
+from dcp_plugin.pipeline.placeholders import apply, plan
+from dcp_plugin.replay.engine import undo_patches
+from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.tokens import estimate_message_tokens
 
 Progress = Callable[[str], None]
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from dcp_plugin.strategies import STRATEGY_ORDER
+from dcp_plugin.pipeline.strategies import STRATEGY_ORDER
 
 MACHINE_LABEL = "2-core x86_64 Linux VM, Python 3.11"
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.conversation import session_id_of
-from dcp_plugin.sessionfile import load_session
-from dcp_plugin.simulate import DEFAULT_DIRECTORY, generate_session
+from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.replay.sessionfile import load_session
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 GENERATED_SEED = 1
 _TARGET_LINES = 80

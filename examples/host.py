@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pluggy
 
-import dcp_plugin.hostspec
-from dcp_plugin.sessionfile import example_session_path, load_session
+import dcp_plugin.host.hostspec
+from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
 
 def main() -> None:
     pm = pluggy.PluginManager("agent_host")
-    pm.add_hookspecs(dcp_plugin.hostspec)
+    pm.add_hookspecs(dcp_plugin.host.hostspec)
     pm.load_setuptools_entrypoints("agent_host")
     pm.hook.host_startup(context={"directory": str(Path.cwd()), "notify": lambda sid, text: print(f"[{sid}] {text}")})
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from dcp_plugin.bridge.server import BridgeServer
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.host.runtime import Runtime, StaticConfig
 
 from helpers import PROJECT
 
@@ -73,7 +73,7 @@ def patched_parts(reply: dict[str, Any]) -> dict[tuple[str, str], Any]:
 
 def reference_patches(messages: list[dict[str, Any]], config: DcpConfig | None = None) -> dict[tuple[str, str], Any]:
     """What a fresh runtime decides on the whole list: the from-scratch answer."""
-    from dcp_plugin.pruner import to_wire
+    from dcp_plugin.pipeline.placeholders import to_wire
 
     runtime = Runtime(PROJECT, StaticConfig(config or DcpConfig()))
     _, patches = runtime.plan(messages, {})

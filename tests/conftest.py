@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
-from dcp_plugin.runtime import Runtime, StaticConfig  # noqa: E402
+from dcp_plugin.host.runtime import Runtime, StaticConfig  # noqa: E402
 
 from helpers import PROJECT  # noqa: E402
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.protection import PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 
 
 def _canonical(value: Any) -> Any:

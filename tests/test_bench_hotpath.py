@@ -21,8 +21,8 @@ from benchmarks.report import MACHINE_LABEL  # noqa: E402
 from benchmarks.runner import run, warm_count  # noqa: E402
 from benchmarks.sessions import generated  # noqa: E402
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
-from dcp_plugin.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
-import dcp_plugin.plugin  # noqa: E402
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
+import dcp_plugin.host.plugin  # noqa: E402
 
 REPEAT = 2
 TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")
@@ -98,11 +98,11 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
 
 
 def test_benchmark_leaves_the_plugin_runtime_as_it_was(result: dict[str, Any]) -> None:
-    before = dcp_plugin.plugin.RUNTIME
+    before = dcp_plugin.host.plugin.RUNTIME
     host = BenchHost(generate_session(10)["messages"], DEFAULT_DIRECTORY, DcpConfig(), "bench-test")
     host.request(10)
     host.close()
-    assert dcp_plugin.plugin.RUNTIME is before
+    assert dcp_plugin.host.plugin.RUNTIME is before
     assert "bench-test" not in before.sessions
 
 

@@ -7,9 +7,9 @@ import copy
 import pytest
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, plan
-from dcp_plugin.session import SessionState
-from dcp_plugin.simulate import DEFAULT_DIRECTORY, generate_session
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, plan
+from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from dcp_plugin.bridge import SHIM_PATH
 from dcp_plugin.bridge import install as inst
-from dcp_plugin.cli import main
+from dcp_plugin.cli.main import main
 
 
 @pytest.fixture

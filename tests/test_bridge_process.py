@@ -11,14 +11,14 @@ import pytest
 
 from bridge_helpers import fingerprint, transform_request
 from dcp_plugin.bridge.client import BridgeClient
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from helpers import assistant, tool_part, user
 
 # Runs the server with a sync() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
 import os, sys
 from dcp_plugin.bridge import server
-from dcp_plugin.runtime import Runtime
+from dcp_plugin.host.runtime import Runtime
 sync = Runtime.sync
 def noisy(self, *args, **kwargs):
     print("stray print from the plugin")

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from bridge_helpers import Harness, patched_parts, reference_patches, transform_request
 from dcp_plugin.bridge.mirror import Mirrors
 from dcp_plugin.bridge.server import EventLogHandler
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.simulate import generate_session
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.replay.simulate import generate_session
 from helpers import PROJECT, assistant, call, make_config, tool_part, user
 
 READ_A = {"filePath": f"{PROJECT}/a.txt"}

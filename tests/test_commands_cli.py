@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from dcp_plugin.cli import main
+from dcp_plugin.cli.main import main
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.simulate import generate_session
-from dcp_plugin.store import Decision, SessionBatch, Store, default_path
-from dcp_plugin.tokens import estimate_content_tokens, estimate_part_tokens
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.replay.simulate import generate_session
+from dcp_plugin.host.store import Decision, SessionBatch, Store, default_path
+from dcp_plugin.pipeline.tokens import estimate_content_tokens, estimate_part_tokens
 
 
 @pytest.fixture

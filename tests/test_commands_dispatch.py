@@ -8,10 +8,10 @@ from typing import Any
 import pluggy
 from helpers import PROJECT, call, make_config, user
 
-import dcp_plugin.hostspec
+import dcp_plugin.host.hostspec
 from dcp_plugin.commands.help import SUBCOMMANDS
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.store import Store
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import Store
 
 
 def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
@@ -77,9 +77,9 @@ def test_a_failing_subcommand_is_answered_not_raised(tmp_path: Path, monkeypatch
 
 
 def test_the_hook_answers_through_a_real_pluggy_host(tmp_path: Path) -> None:
-    pm = pluggy.PluginManager(dcp_plugin.hostspec.PROJECT_NAME)
-    pm.add_hookspecs(dcp_plugin.hostspec)
-    pm.load_setuptools_entrypoints(dcp_plugin.hostspec.PROJECT_NAME)
+    pm = pluggy.PluginManager(dcp_plugin.host.hostspec.PROJECT_NAME)
+    pm.add_hookspecs(dcp_plugin.host.hostspec)
+    pm.load_setuptools_entrypoints(dcp_plugin.host.hostspec.PROJECT_NAME)
     output: dict[str, Any] = {"parts": []}
     pm.hook.command_execute_before(input={"command": "dcp", "arguments": "help", "sessionID": "s"}, output=output)
     assert output["handled"] is True and output["parts"][0]["text"].startswith("Dynamic Context Pruning commands:")

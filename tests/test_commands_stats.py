@@ -9,9 +9,9 @@ from typing import Any
 
 from helpers import PROJECT, call, make_config, user
 
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.store import Store
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import Store
 
 DEDUP_SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import json5
 import pytest
 
-from dcp_plugin.config.cli import add_parser
+from dcp_plugin.cli.config import add_parser
 from dcp_plugin.config.schema import defaults, schema_path
 
 
@@ -202,7 +202,7 @@ def test_schema_prints_the_installed_schema_path(workdir: Path, capsys: pytest.C
 
 def test_module_runs_as_a_command(workdir: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "dcp_plugin.config.cli", "config", "schema"],
+        [sys.executable, "-m", "dcp_plugin.cli.config", "config", "schema"],
         capture_output=True,
         text=True,
         env=dict(os.environ),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dcp_plugin.debuglog import DebugLog, state_dir
+from dcp_plugin.host.debuglog import DebugLog, state_dir
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 from helpers import call, tool_parts, user
 
 from dcp_plugin.config.source import ConfigSource
-from dcp_plugin.runtime import Runtime
+from dcp_plugin.host.runtime import Runtime
 
 
 def two_identical_reads() -> list[dict[str, Any]]:

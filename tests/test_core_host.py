@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import PROJECT, call, make_config, tool_parts, user
 
-import dcp_plugin.hostspec
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
-from dcp_plugin.runtime import Runtime, StaticConfig
+import dcp_plugin.host.hostspec
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.host.runtime import Runtime, StaticConfig
 
 BIG = "content line\n" * 60
 
@@ -33,8 +33,8 @@ def fix_session(messages: list[dict], session: str) -> list[dict]:
 
 def test_entry_point_loads_in_a_fresh_process():
     code = (
-        "import json, pluggy, dcp_plugin.hostspec\n"
-        "pm = pluggy.PluginManager('agent_host'); pm.add_hookspecs(dcp_plugin.hostspec)\n"
+        "import json, pluggy, dcp_plugin.host.hostspec\n"
+        "pm = pluggy.PluginManager('agent_host'); pm.add_hookspecs(dcp_plugin.host.hostspec)\n"
         "pm.load_setuptools_entrypoints('agent_host')\n"
         "pm.hook.host_startup(context={'directory': '/home/dev/project'})\n"
         "big = 'x' * 500\n"
@@ -55,7 +55,7 @@ def test_entry_point_loads_in_a_fresh_process():
 
 def test_hooks_are_documented_where_declared():
     for name in ("host_startup", "chat_messages_transform", "command_execute_before"):
-        hook = getattr(dcp_plugin.hostspec, name)
+        hook = getattr(dcp_plugin.host.hostspec, name)
         assert hook.__doc__ and len(hook.__doc__) > 80
 
 
@@ -95,7 +95,7 @@ def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
     def explode(self, messages):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("dcp_plugin.session.SessionState.update", explode)
+    monkeypatch.setattr("dcp_plugin.pipeline.session.SessionState.update", explode)
     with caplog.at_level(logging.ERROR, logger="dcp_plugin"):
         runtime.transform({}, {"messages": msgs})
     assert msgs == original

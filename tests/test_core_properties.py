@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from reference import reference_decisions
 
 from dcp_plugin.config.model import HARDCODED_PROTECTED_TOOLS, DcpConfig
-from dcp_plugin.runtime import Runtime, StaticConfig
+from dcp_plugin.host.runtime import Runtime, StaticConfig
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch"]

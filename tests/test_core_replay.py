@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dcp_plugin.cli import main
-from dcp_plugin.replay import replay, request_points
-from dcp_plugin.sessionfile import SessionFileError, example_session_path, load_session, parse_session
-from dcp_plugin.simulate import generate_session
-from dcp_plugin.tokens import estimate_content_tokens
+from dcp_plugin.cli.main import main
+from dcp_plugin.replay.engine import replay, request_points
+from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
+from dcp_plugin.replay.simulate import generate_session
+from dcp_plugin.pipeline.tokens import estimate_content_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_replay_tokens_without_plugin_match_the_estimate_of_each_prefix(capsys):
 def test_replay_last_request_with_plugin_matches_a_single_transform(capsys):
     import copy
 
-    from dcp_plugin.runtime import Runtime, StaticConfig
+    from dcp_plugin.host.runtime import Runtime, StaticConfig
 
     _, messages = load_session(example_session_path())
     report = run_json(capsys)
@@ -152,6 +152,6 @@ def test_parse_session_rejects_bad_part():
 
 
 def test_dcp_console_script_runs_replay():
-    done = subprocess.run([sys.executable, "-m", "dcp_plugin.cli", "replay", "--json"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "dcp_plugin.cli.main", "replay", "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["messages"] == 400

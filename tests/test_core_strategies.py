@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import PROJECT, assistant, call, make_config, tool_part, tool_parts, user
 
-from dcp_plugin.pruner import (
+from dcp_plugin.pipeline.placeholders import (
     DUPLICATE_PLACEHOLDER,
     FAILED_INPUT_PLACEHOLDER,
     SUPERSEDED_PLACEHOLDER,

@@ -9,11 +9,11 @@ from typing import Any
 
 from helpers import PROJECT, call, make_config, user
 
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.notifications import DETAILED_LIMIT, format_notification
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.store import Store
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.host.notifications import DETAILED_LIMIT, format_notification
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import Store
 
 SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
 

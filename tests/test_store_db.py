@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from helpers import PROJECT, call, make_config, user
 
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.store import SCHEMA_VERSION, Decision, SessionBatch, Store, default_path
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import SCHEMA_VERSION, Decision, SessionBatch, Store, default_path
 
 
 def store_at(tmp_path: Path, warnings: list[str] | None = None) -> Store:
@@ -202,8 +202,8 @@ def test_each_call_counts_once_per_session_with_its_first_saving(writes: list[tu
 
 def test_a_database_locked_while_switching_to_wal_is_retried(tmp_path: Path, monkeypatch) -> None:
     """SQLite answers "locked" at once (no busy wait) when two processes open a new file together."""
-    from dcp_plugin import store as store_mod
-    from dcp_plugin.store import Decision, SessionBatch
+    from dcp_plugin.host import store as store_mod
+    from dcp_plugin.host.store import Decision, SessionBatch
 
     real_connect = sqlite3.connect
     failures = {"left": 2}

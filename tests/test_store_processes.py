@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.store import Store
+from dcp_plugin.host.store import Store
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from dcp_plugin.store import Decision, SessionBatch, Store
+    from dcp_plugin.host.store import Decision, SessionBatch, Store
 
     path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = Store(path, lambda text: print(text, file=sys.stderr))
@@ -31,8 +31,8 @@ WRITER = textwrap.dedent(
 HOST = textwrap.dedent(
     """
     import copy, json, sys
-    from dcp_plugin.simulate import generate_session
-    from dcp_plugin.runtime import Runtime, StaticConfig
+    from dcp_plugin.replay.simulate import generate_session
+    from dcp_plugin.host.runtime import Runtime, StaticConfig
     from dcp_plugin.config.model import DcpConfig
 
     upto, sweep = int(sys.argv[1]), sys.argv[2]

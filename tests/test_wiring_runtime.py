@@ -11,8 +11,8 @@ from typing import Any
 from helpers import PROJECT, SESSION, call, make_config, user
 
 from dcp_plugin.budget import CompactionStatus, context_limit
-from dcp_plugin.runtime import Runtime, StaticConfig
-from dcp_plugin.store import Store
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import Store
 
 
 def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
@@ -85,7 +85,7 @@ def test_snapshot_uses_the_request_model_id_when_messages_name_none(tmp_path: Pa
 
 
 def test_snapshot_counts_the_tokens_of_the_pruned_request(tmp_path: Path) -> None:
-    from dcp_plugin.tokens import estimate_content_tokens
+    from dcp_plugin.pipeline.tokens import estimate_content_tokens
 
     runtime = make_runtime(tmp_path)
     sent = copy.deepcopy(session())

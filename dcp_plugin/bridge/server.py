@@ -13,8 +13,8 @@ from typing import IO, Any
 from dcp_plugin.bridge import protocol
 from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
 from dcp_plugin.bridge.protocol import ProtocolError
-from dcp_plugin.pruner import Desync, plan, to_wire
-from dcp_plugin.runtime import Runtime
+from dcp_plugin.pipeline.placeholders import Desync, plan, to_wire
+from dcp_plugin.host.runtime import Runtime
 
 log = logging.getLogger("dcp_plugin.bridge")
 

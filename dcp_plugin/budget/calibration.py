@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from dcp_plugin.tokens import (
+from dcp_plugin.pipeline.tokens import (
     CHARS_PER_TOKEN_JSON,
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,

@@ -8,10 +8,10 @@ from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.conversation import info_of, parts_of
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
-from dcp_plugin.tokens import (
+from dcp_plugin.pipeline.conversation import info_of, parts_of
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.tokens import (
     DEFAULT_IMAGE_TOKENS,
     estimate_part_tokens,
     last_reported_prompt_tokens,

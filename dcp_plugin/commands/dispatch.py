@@ -10,10 +10,10 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands import context, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.session import SessionState
-from dcp_plugin.store import Stats
-from dcp_plugin.strategies import SWEEP
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.host.store import Stats
+from dcp_plugin.pipeline.strategies import SWEEP
 
 
 @dataclass

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dcp_plugin.notifications import plural
-from dcp_plugin.store import Stats
-from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.store import Stats
+from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
 
 STRATEGIES: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
 

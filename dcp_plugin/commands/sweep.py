@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.conversation import FINAL_STATUSES, info_of
-from dcp_plugin.ledger import CallRecord, Ledger
-from dcp_plugin.notifications import plural
-from dcp_plugin.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.host.notifications import plural
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dcp_plugin.pruner import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 from fake_provider import Step, Text, ToolCall
 from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call, tool_call_arguments
 
@@ -64,7 +64,7 @@ def two_runs(sc, pure: bool) -> dict[str, Any]:
 
 def install_plugin(project: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "dcp_plugin.cli", "opencode", "install", "--project", str(project), "--python", sys.executable],
+        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "install", "--project", str(project), "--python", sys.executable],
         capture_output=True,
         text=True,
         timeout=120,

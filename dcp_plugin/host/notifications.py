@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.strategies import DEDUPLICATION, PURGE_ERRORS, SUPERSEDE_WRITES, SWEEP
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.strategies import DEDUPLICATION, PURGE_ERRORS, SUPERSEDE_WRITES, SWEEP
 
 Level = Literal["off", "minimal", "detailed"]
 

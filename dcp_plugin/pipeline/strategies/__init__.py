@@ -1,8 +1,8 @@
 """The automatic pruning strategies, each an incremental index over finished tool calls."""
 
-from dcp_plugin.strategies.deduplication import Deduplication
-from dcp_plugin.strategies.purge_errors import PurgeErrors
-from dcp_plugin.strategies.supersede_writes import SupersedeWrites
+from dcp_plugin.pipeline.strategies.deduplication import Deduplication
+from dcp_plugin.pipeline.strategies.purge_errors import PurgeErrors
+from dcp_plugin.pipeline.strategies.supersede_writes import SupersedeWrites
 
 DEDUPLICATION = "deduplication"
 SUPERSEDE_WRITES = "supersedeWrites"

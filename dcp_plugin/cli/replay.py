@@ -13,8 +13,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.replay import ReplayReport, replay
-from dcp_plugin.sessionfile import SessionFileError, example_session_path, load_session
+from dcp_plugin.replay.engine import ReplayReport, replay
+from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session
 
 
 def add_parser(subparsers: Any) -> None:

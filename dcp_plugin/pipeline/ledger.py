@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.conversation import FINAL_STATUSES, is_user, message_id, parts_of
+from dcp_plugin.pipeline.conversation import FINAL_STATUSES, is_user, message_id, parts_of
 
 
 @dataclass(slots=True, eq=False)

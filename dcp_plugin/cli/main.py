@@ -12,10 +12,10 @@ from dcp_plugin import __version__
 # Each feature module contributes `add_parser(subparsers)`; names are imported lazily so that a
 # broken optional feature cannot take the whole command down.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "dcp_plugin.replay_cli",
-    "dcp_plugin.config.cli",
-    "dcp_plugin.commands_cli",
-    "dcp_plugin.bridge.cli",
+    "dcp_plugin.cli.replay",
+    "dcp_plugin.cli.config",
+    "dcp_plugin.cli.report",
+    "dcp_plugin.cli.opencode",
 )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, overload
 
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.protection import PATH_KEYS
-from dcp_plugin.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.protection import PATH_KEYS
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 # Stable strings: the same text every time keeps the provider's prompt cache warm.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"

@@ -10,13 +10,13 @@ from typing import Any
 
 import pluggy
 
-import dcp_plugin.hostspec
+import dcp_plugin.host.hostspec
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.conversation import session_id_of
-from dcp_plugin.pruner import Patch
-from dcp_plugin.runtime import Runtime
-from dcp_plugin.strategies import STRATEGY_ORDER, SWEEP
-from dcp_plugin.tokens import estimate_message_tokens
+from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.pipeline.placeholders import Patch
+from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.tokens import estimate_message_tokens
 
 
 @dataclass
@@ -82,9 +82,9 @@ def load_plugin_host() -> tuple[pluggy.PluginManager, Any]:
 
     Replays and benchmarks are what-ifs: they must not add to the user's persisted statistics.
     """
-    pm = pluggy.PluginManager(dcp_plugin.hostspec.PROJECT_NAME)
-    pm.add_hookspecs(dcp_plugin.hostspec)
-    pm.load_setuptools_entrypoints(dcp_plugin.hostspec.PROJECT_NAME)
+    pm = pluggy.PluginManager(dcp_plugin.host.hostspec.PROJECT_NAME)
+    pm.add_hookspecs(dcp_plugin.host.hostspec)
+    pm.load_setuptools_entrypoints(dcp_plugin.host.hostspec.PROJECT_NAME)
     plugin = pm.get_plugin("dcp")
     if plugin is None:
         raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install .`")

@@ -224,12 +224,12 @@ def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAUL
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m dcp_plugin.simulate`: write a generated session as JSON."""
+    """`python -m dcp_plugin.replay.simulate`: write a generated session as JSON."""
     import argparse
     import json
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m dcp_plugin.simulate", description=generate_session.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m dcp_plugin.replay.simulate", description=generate_session.__doc__)
     parser.add_argument("--messages", type=int, default=400, help="number of messages (default 400)")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
     parser.add_argument("--directory", default=DEFAULT_DIRECTORY, help="project directory recorded in the session")

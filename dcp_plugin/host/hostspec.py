@@ -3,7 +3,7 @@
 A host adopts every plugin of this kind with a handful of lines::
 
     pm = pluggy.PluginManager("agent_host")
-    pm.add_hookspecs(dcp_plugin.hostspec)
+    pm.add_hookspecs(dcp_plugin.host.hostspec)
     pm.load_setuptools_entrypoints("agent_host")
     pm.hook.host_startup(context={"directory": project_dir})
     pm.hook.chat_messages_transform(input={}, output={"messages": outgoing})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcp_plugin.ledger import CallRecord
+from dcp_plugin.pipeline.ledger import CallRecord
 
 WRITE_TOOLS: frozenset[str] = frozenset({"write"})
 READ_TOOLS: frozenset[str] = frozenset({"read"})

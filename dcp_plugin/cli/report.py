@@ -16,10 +16,10 @@ from dcp_plugin.budget.snapshot import BudgetTracker
 from dcp_plugin.commands.context import ESTIMATE_NOTE, ContextBreakdown, build_breakdown
 from dcp_plugin.commands.stats import STRATEGIES
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.notifications import plural
-from dcp_plugin.replay_cli import load_config_option
-from dcp_plugin.sessionfile import SessionFileError, load_session
-from dcp_plugin.store import Stats, Store, default_path
+from dcp_plugin.host.notifications import plural
+from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.replay.sessionfile import SessionFileError, load_session
+from dcp_plugin.host.store import Stats, Store, default_path
 
 BAR_WIDTH = 16
 
@@ -53,8 +53,8 @@ def add_parser(subparsers: Any) -> None:
 # -- dcp context FILE ------------------------------------------------------------------------
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
     """Replay a session file and build the breakdown of its final request; SessionFileError on bad input."""
-    from dcp_plugin.plugin import RUNTIME
-    from dcp_plugin.replay import replay, request_points
+    from dcp_plugin.host.plugin import RUNTIME
+    from dcp_plugin.replay.engine import replay, request_points
 
     info, messages = load_session(path)
     if not messages:
@@ -79,7 +79,7 @@ def context_of_file(path: Path, config: DcpConfig | None, directory: str | None)
 
 
 def _session_of(messages: list[dict[str, Any]]) -> str:
-    from dcp_plugin.conversation import session_id_of
+    from dcp_plugin.pipeline.conversation import session_id_of
 
     return session_id_of(None, messages)
 

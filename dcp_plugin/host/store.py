@@ -21,7 +21,7 @@ from typing import Any
 
 from dcp_plugin.xdg import base_dir
 
-log = logging.getLogger("dcp_plugin.store")
+log = logging.getLogger("dcp_plugin.host.store")
 
 SCHEMA_VERSION = 1
 DB_NAME = "dcp.sqlite3"

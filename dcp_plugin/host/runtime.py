@@ -10,15 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin import store as store_mod
-from dcp_plugin.bookkeeping import Bookkeeper, last_model_id
+from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.bookkeeping import Bookkeeper, last_model_id
 from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.conversation import session_id_of
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.pruner import Desync, Patches, apply, plan
-from dcp_plugin.session import SessionState
+from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.placeholders import Desync, Patches, apply, plan
+from dcp_plugin.pipeline.session import SessionState
 
 log = logging.getLogger("dcp_plugin")
 

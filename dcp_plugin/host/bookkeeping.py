@@ -10,16 +10,16 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dcp_plugin import store as store_mod
+from dcp_plugin.host import store as store_mod
 from dcp_plugin.budget.compaction import CompactionController
 from dcp_plugin.budget.limits import host_context_limit
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
-from dcp_plugin.conversation import info_of
-from dcp_plugin.ledger import CallRecord
-from dcp_plugin.session import SessionState
+from dcp_plugin.pipeline.conversation import info_of
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.session import SessionState
 
 if TYPE_CHECKING:
-    from dcp_plugin.runtime import Runtime
+    from dcp_plugin.host.runtime import Runtime
 
 log = logging.getLogger("dcp_plugin")
 
@@ -165,8 +165,8 @@ class Bookkeeper:
                 store_mod.Decision(record.call_id, record.tool, record.reason or "", record.tokens_saved)
             )
         if notify and self.runtime.notify is not None:
-            from dcp_plugin.notifications import format_notification
-            from dcp_plugin.strategies import SWEEP
+            from dcp_plugin.host.notifications import format_notification
+            from dcp_plugin.pipeline.strategies import SWEEP
 
             text = format_notification([r for r in fresh if r.reason != SWEEP], state.config.prune_notification)
             if text is not None:
@@ -178,7 +178,7 @@ class Bookkeeper:
     def debug(self, state: SessionState, decisions: list[CallRecord]) -> None:
         if not state.config.debug:
             return
-        from dcp_plugin.debuglog import DebugLog, state_dir
+        from dcp_plugin.host.debuglog import DebugLog, state_dir
 
         path = state_dir() / "debug.log"
         debug_log = self.debug_log

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 
-from dcp_plugin.ledger import CallRecord
+from dcp_plugin.pipeline.ledger import CallRecord
 
 
 class PurgeErrors:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcp_plugin.hostspec import hookimpl
-from dcp_plugin.runtime import Runtime
+from dcp_plugin.host.hostspec import hookimpl
+from dcp_plugin.host.runtime import Runtime
 
 RUNTIME = Runtime()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcp_plugin.ledger import CallRecord, signature
+from dcp_plugin.pipeline.ledger import CallRecord, signature
 
 
 class Deduplication:

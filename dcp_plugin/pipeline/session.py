@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.ledger import CallRecord, Ledger
-from dcp_plugin.protection import PathProtector, absolute_path, extract_paths
-from dcp_plugin.pruner import Patches, decide_replacement
-from dcp_plugin.strategies import (
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.placeholders import Patches, decide_replacement
+from dcp_plugin.pipeline.strategies import (
     DEDUPLICATION,
     PURGE_ERRORS,
     SUPERSEDE_WRITES,

@@ -1,0 +1,1 @@
+"""The `dcp` command and its subcommands: wiring over the library, no logic of their own."""

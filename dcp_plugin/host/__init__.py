@@ -1,0 +1,1 @@
+"""The host side: the hook contract, the plugin object, and the runtime every façade calls."""

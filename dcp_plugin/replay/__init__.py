@@ -1,0 +1,1 @@
+"""Recorded and generated sessions: reading them, generating them, and replaying them through the plugin."""
