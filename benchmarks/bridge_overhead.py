@@ -131,21 +131,21 @@ def over_pipes(messages: list[dict[str, Any]], size: int, warm: int, home: Path)
 
 
 class TimedRuntime(Runtime):
-    """A runtime that adds up the time spent in the plugin's own work (plan and after_request)."""
+    """A runtime that adds up the time spent in the plugin's own work (prepare and finish)."""
 
     core = 0.0
 
-    def plan(self, *args: Any, **kwargs: Any) -> Any:
+    def prepare(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
-            return super().plan(*args, **kwargs)
+            return super().prepare(*args, **kwargs)
         finally:
             self.core += time.perf_counter() - start
 
-    def after_request(self, *args: Any, **kwargs: Any) -> None:
+    def finish(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
-            super().after_request(*args, **kwargs)
+            return super().finish(*args, **kwargs)
         finally:
             self.core += time.perf_counter() - start
 
@@ -153,12 +153,11 @@ class TimedRuntime(Runtime):
 def in_process(messages: list[dict[str, Any]], size: int, warm: int) -> tuple[list[float], float]:
     """The same warm requests handled by a BridgeServer in this process (JSON in and out, no pipes).
 
-    Returns the times and the median share of them spent in the plugin itself (Runtime.plan and
-    after_request); the rest is the bridge's own work (parse, mirror, patch serialization).
+    Returns the times and the median share of them spent in the plugin itself (Runtime.prepare and
+    finish); the rest is the bridge's own work (parse, mirror, patch serialization).
     """
     lines: list[str] = []
     runtime = TimedRuntime(DEFAULT_DIRECTORY)
-    runtime.use_store(None)
     server = BridgeServer(lines.append, runtime)
     server.handle_line(json.dumps(request(1, messages, 0, size)))
     token = json.loads(lines[-1]).get("patchToken")

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from benchmarks.harness import BenchHost
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.session import SessionState
 
-Decision = tuple[str | None, str | None, Any]
+Verdict = tuple[str, str, Any]
 
 
-def decision_map(state: SessionState) -> dict[str, Decision]:
-    """call id -> (reason, replaced field, placeholder value) of every decided call."""
-    return {r.call_id: (r.reason, r.field, r.value) for r in state.decided}
+def decision_map(decisions: Iterable[Decision]) -> dict[str, Verdict]:
+    """call id -> (strategy, replaced field, placeholder value) of every decision in force."""
+    return {d.call_id: (d.strategy, d.field, d.value) for d in decisions}
 
 
-def reasons(decisions: dict[str, Decision]) -> dict[str, str]:
+def reasons(decisions: dict[str, Verdict]) -> dict[str, str]:
     """call id -> reason, the shape of the reference implementation's answer."""
-    return {call_id: d[0] or "" for call_id, d in decisions.items()}
+    return {call_id: d[0] for call_id, d in decisions.items()}
 
 
 def from_scratch(messages: list[dict[str, Any]], directory: str, config: DcpConfig) -> SessionState:
@@ -30,14 +32,13 @@ def from_scratch(messages: list[dict[str, Any]], directory: str, config: DcpConf
 
 def incremental(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, start: int = 1
-) -> dict[str, Decision]:
+) -> dict[str, Verdict]:
     """Decisions after one request per message through the hook, from ``start`` messages to all of them."""
     host = BenchHost(messages, directory, config, "bench-incremental")
     try:
         host.forget()
         for count in range(max(1, start), len(messages) + 1):
             host.request(count)
-        state = host.state()
-        return decision_map(state) if state is not None else {}
+        return decision_map(host.in_force())
     finally:
         host.close()

@@ -5,7 +5,7 @@ so the plugin sees pristine tool states each time. Copying a 20,000-message hist
 request would cost far more than the plugin, so the host here keeps one working copy
 whose tool-state dicts are shallow copies of the originals, sends prefixes of it, and
 after each request puts back the original values of the fields the plugin replaced
-(the same ``state.last_patches`` the plugin keeps). Restoring is not timed.
+(the patches of the runtime's ``last_outgoing``). Restoring is not timed.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import time
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.replay.engine import load_plugin_host, undo_patches
-from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.replay.engine import plugin_host, undo_patches
 
 
 def working_copy(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -41,31 +40,28 @@ class BenchHost:
         self.original = messages
         self.working = working_copy(messages)
         self.session_id = session_id
-        self.pm, self._plugin = load_plugin_host()
-        # The hooks call the module's RUNTIME: a runtime of our own stands in for it while the
-        # benchmark runs, so the process's plugin state is left as it was.
-        self._saved_runtime = self._plugin.RUNTIME
-        self.runtime = self._plugin.RUNTIME = Runtime()
-        # A pinned config: the benchmark must not depend on the config files of the machine.
-        self.runtime.use_config(config)
-        # Nothing persisted: a benchmark must not write sessions into the user's data directory.
-        use_store = getattr(self.runtime, "use_store", None)
-        if callable(use_store):
-            use_store(None)
-        self.pm.hook.host_startup(context={"directory": directory})
+        # A plugin instance of its own with a pinned config (the benchmark must not depend on the
+        # machine's config files) and no store (nothing written into the user's data directory).
+        self.pm, self.runtime = plugin_host(directory, config)
         self._hook = self.pm.hook.chat_messages_transform
         # The history stands for the host's own heap: frozen, so that a collection triggered
         # during a request scans what the plugin allocated, not 20,000 messages of host data.
         gc.collect()
         gc.freeze()
 
-    def state(self) -> SessionState | None:
-        """The plugin's state of the benchmarked session."""
-        return self.runtime.sessions.get(self.session_id)
+    def in_force(self) -> tuple[Decision, ...]:
+        """The decisions in force in the benchmarked session."""
+        view = self.runtime.view(self.session_id)
+        return view.in_force if view is not None else ()
+
+    def restarts(self) -> int:
+        """How often the benchmarked session started over (a rewritten history)."""
+        view = self.runtime.view(self.session_id)
+        return view.restarts if view is not None else 0
 
     def forget(self) -> None:
         """Drop the session so the next request is a cold one."""
-        self.runtime.sessions.pop(self.session_id, None)
+        self.runtime.drop(self.session_id)
 
     def request(self, count: int, keep: bool = False) -> float:
         """Send the first ``count`` messages through the hook; milliseconds it took (restore excluded).
@@ -77,10 +73,15 @@ class BenchHost:
         start = time.perf_counter()
         hook(input={"sessionID": self.session_id}, output={"messages": outgoing})
         elapsed = (time.perf_counter() - start) * 1000
-        state = self.state()
-        if state is not None and not keep:
-            undo_patches(self.original, state.last_patches)
+        if not keep:
+            self.undo()
         return elapsed
+
+    def undo(self) -> None:
+        """Put back what the latest request replaced in the working copy."""
+        sent = self.runtime.last_outgoing(self.session_id)
+        if sent is not None:
+            undo_patches(self.original, sent.patches)
 
     def request_fresh(self, count: int) -> float:
         """Send a fresh copy of the first ``count`` messages; milliseconds it took.
@@ -95,7 +96,6 @@ class BenchHost:
         return (time.perf_counter() - start) * 1000
 
     def close(self) -> None:
-        """Forget the session, put the plugin's own runtime back, let the collector see the history again."""
+        """Forget the session and let the collector see the history again."""
         self.forget()
-        self._plugin.RUNTIME = self._saved_runtime
         gc.unfreeze()

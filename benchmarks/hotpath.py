@@ -19,7 +19,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import apply, plan
 from dcp_plugin.replay.engine import undo_patches
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import estimate_message_tokens
 
 Progress = Callable[[str], None]
@@ -46,8 +46,7 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
         cold.append(host.request(session.base))
     reused = [host.request(session.base + i) for i in range(1, warm + 1)]
     fresh = [host.request_fresh(count) for count in range(session.base + warm + 1, len(session.messages) + 1)]
-    state = host.state()
-    resyncs = state.resyncs if state is not None else 0
+    resyncs = host.restarts()
     return {
         "cold_ms": summary(cold),
         "warm_ms": summary(reused),
@@ -84,7 +83,7 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
     patches: Any = []
     for _ in counts:
         start = time.perf_counter()
-        patches = plan(outgoing, state.decided)
+        patches = plan(outgoing, state.applied)
         apply(patches)
         placeholders.append(_ms(start))
         undo_patches(original, patches)
@@ -95,7 +94,7 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
         "placeholders_ms": summary(placeholders),
         "placeholder_us_per_part": summary(per_part),
         "pruned_parts": len(patches),
-        "decided_calls": len(state.decided),
+        "decided_calls": len(state.in_force()),
     }
 
 
@@ -111,9 +110,7 @@ def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:
             size = len(json.dumps(outgoing))
             samples.append(_ms(start))
     finally:
-        state = host.state()
-        if state is not None:
-            undo_patches(host.original, state.last_patches)
+        host.undo()
     return {"json_dumps_ms": summary(samples), "request_json_mb": round(size / 1e6, 2)}
 
 
@@ -126,13 +123,13 @@ def memory(session: BenchSession, config: DcpConfig) -> dict[str, Any]:
         before = tracemalloc.get_traced_memory()[0]
         state = SessionState("bench-memory", config, session.directory)
         state.update(messages)
-        state.last_patches = plan(messages, state.decided)
+        patches = plan(messages, state.applied)
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
     calls = max(1, session.tool_calls)
-    del state
+    del state, patches
     return {
         "session_bytes": held,
         "bytes_per_1000_calls": round(held * 1000 / calls),
@@ -145,7 +142,7 @@ def savings(state: SessionState, request_tokens: int) -> dict[str, Any]:
     totals = state.saved_by_strategy()
     by_strategy = {
         name: {"calls": totals.get(name, (0, 0))[0], "tokens": totals.get(name, (0, 0))[1]}
-        for name in (*STRATEGY_ORDER, SWEEP)
+        for name in ALL_REASONS
     }
     saved = sum(v["tokens"] for v in by_strategy.values())
     return {
@@ -172,8 +169,7 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
     try:
         say(f"{session.name}: cold and warm requests through the hook")
         row.update(hook_timings(session, repeat, warm, host))
-        incremental = host.state()
-        incremental_decisions = decision_map(incremental) if incremental is not None else {}
+        incremental_decisions = decision_map(host.in_force())
         say(f"{session.name}: pipeline steps")
         row.update(step_timings(session, warm, host, config))
         say(f"{session.name}: json.dumps")
@@ -189,7 +185,7 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
     start = time.perf_counter()
     scratch = from_scratch(session.messages, session.directory, config)
     row["from_scratch_ms"] = round(_ms(start), 3)
-    row["incremental_equals_from_scratch"] = incremental_decisions == decision_map(scratch)
+    row["incremental_equals_from_scratch"] = incremental_decisions == decision_map(scratch.in_force())
     del scratch
     # Savings on the session as it was, without the benchmark's appended steps.
     history = session.messages[: session.base]

@@ -1,3 +1,31 @@
 """dcp_plugin: Dynamic Context Pruning for AI coding agents."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dcp_plugin.host.hostspec import PROJECT_NAME, hookimpl, hookspec
+
+if TYPE_CHECKING:
+    from dcp_plugin.host.plugin import DcpPlugin
+    from dcp_plugin.host.runtime import Outgoing, Runtime
+
 __version__ = "0.1.0"
+
+__all__ = ["PROJECT_NAME", "DcpPlugin", "Outgoing", "Runtime", "__version__", "hookimpl", "hookspec"]
+
+_LAZY = {
+    "DcpPlugin": "dcp_plugin.host.plugin",
+    "Runtime": "dcp_plugin.host.runtime",
+    "Outgoing": "dcp_plugin.host.runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The runtime pulls in pydantic and the config machinery: only when asked for.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dcp_plugin' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -17,7 +17,10 @@ def main() -> None:
     pm = pluggy.PluginManager("agent_host")
     pm.add_hookspecs(dcp_plugin.host.hostspec)
     pm.load_setuptools_entrypoints("agent_host")
-    pm.hook.host_startup(context={"directory": str(Path.cwd()), "notify": lambda sid, text: print(f"[{sid}] {text}")})
+    # "persist": False keeps this demo out of your pruning statistics; a real host leaves it out.
+    pm.hook.host_startup(
+        context={"directory": str(Path.cwd()), "notify": lambda sid, text: print(f"[{sid}] {text}"), "persist": False}
+    )
 
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else example_session_path()
     _, stored = load_session(path)

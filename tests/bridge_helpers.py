@@ -7,6 +7,7 @@ from typing import Any
 
 from dcp_plugin.bridge.server import BridgeServer
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.conversation import session_id_of
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 
 from helpers import PROJECT
@@ -76,5 +77,6 @@ def reference_patches(messages: list[dict[str, Any]], config: DcpConfig | None =
     from dcp_plugin.pipeline.placeholders import to_wire
 
     runtime = Runtime(PROJECT, StaticConfig(config or DcpConfig()))
-    _, patches = runtime.plan(messages, {})
-    return {(w["partID"], w["field"]): w["value"] for w in to_wire(messages, patches)}
+    outgoing = runtime.prepare(session_id_of(None, messages), messages)
+    assert outgoing is not None
+    return {(w["partID"], w["field"]): w["value"] for w in to_wire(messages, outgoing.patches.decisions)}

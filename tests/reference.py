@@ -6,7 +6,33 @@ import json
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PATH_KEYS, PathProtector, absolute_path, extract_paths
+
+
+def _tokens(value: Any) -> int:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return -(-len(text) // 2)
+
+
+def _shrunk(value: Any, placeholder: str, keep: tuple[str, ...] = (), top: bool = True) -> Any:
+    if isinstance(value, str):
+        return placeholder if len(value) > len(placeholder) else value
+    if isinstance(value, dict):
+        return {k: v if (top and k in keep) else _shrunk(v, placeholder, (), False) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrunk(v, placeholder, (), False) for v in value]
+    return value
+
+
+def _output_shrinks(call: dict[str, Any]) -> bool:
+    output = call["output"]
+    return output is not None and not call["compacted"] and _tokens(output) > _tokens(DUPLICATE_PLACEHOLDER)
+
+
+def _input_shrinks(call: dict[str, Any], placeholder: str, keep: tuple[str, ...] = ()) -> bool:
+    tool_input = call["input"]
+    return isinstance(tool_input, dict) and _tokens(tool_input) > _tokens(_shrunk(tool_input, placeholder, keep))
 
 
 def _canonical(value: Any) -> Any:
@@ -18,7 +44,10 @@ def _canonical(value: Any) -> Any:
 
 
 def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, directory: str) -> dict[str, str]:
-    """call id -> strategy, computed by looking at the whole history at once."""
+    """call id -> strategy, computed by looking at the whole history at once.
+
+    A call is listed only when its placeholder removes at least one estimated token.
+    """
     calls: list[dict[str, Any]] = []
     seen: set[str] = set()
     turn = 0
@@ -39,6 +68,8 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                     "tool": part["tool"],
                     "status": state.get("status"),
                     "input": state.get("input"),
+                    "output": state.get("output"),
+                    "compacted": bool((state.get("time") or {}).get("compacted")) if isinstance(state.get("time"), dict) else False,
                     "turn": turn,
                 }
             )
@@ -55,7 +86,7 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
     decisions: dict[str, str] = {}
     s = config.strategies
     if s.deduplication.enabled:
-        protected = config.dedup_protected()
+        protected = HARDCODED_PROTECTED_TOOLS | set(s.deduplication.protected_tools)
         for i, call in enumerate(calls):
             if call["status"] != "completed" or call["tool"] in protected or path_protected(call):
                 continue
@@ -64,7 +95,7 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                 c["status"] == "completed" and json.dumps([c["tool"], _canonical(c["input"])], sort_keys=True) == key
                 for c in calls[i + 1 :]
             )
-            if newer and old_enough(call):
+            if newer and old_enough(call) and _output_shrinks(call):
                 decisions.setdefault(call["id"], "deduplication")
     if s.supersede_writes.enabled:
         for i, call in enumerate(calls):
@@ -81,13 +112,14 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                 and absolute_path(p[0], directory) == target
                 for c in calls[i + 1 :]
             )
-            if read_later and old_enough(call):
+            if read_later and old_enough(call) and _input_shrinks(call, SUPERSEDED_PLACEHOLDER, PATH_KEYS):
                 decisions.setdefault(call["id"], "supersedeWrites")
     if s.purge_errors.enabled:
-        protected = config.purge_protected()
+        protected = HARDCODED_PROTECTED_TOOLS | set(s.purge_errors.protected_tools)
         for call in calls:
             if call["status"] != "error" or call["tool"] in protected or path_protected(call):
                 continue
-            if current - call["turn"] >= s.purge_errors.turns and old_enough(call):
+            old = current - call["turn"] >= s.purge_errors.turns
+            if old and old_enough(call) and _input_shrinks(call, FAILED_INPUT_PLACEHOLDER):
                 decisions.setdefault(call["id"], "purgeErrors")
     return decisions

@@ -17,12 +17,12 @@ def planned() -> tuple[list, SessionState, Patches]:
     messages = generate_session(120, seed=3)["messages"]
     state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
     state.update(messages)
-    return messages, state, plan(messages, state.decided)
+    return messages, state, plan(messages, state.applied)
 
 
 def pairs(messages: list, state: SessionState) -> list:
     return [
-        (r, messages[r.message_index]["parts"][r.part_index]["state"]) for r in state.decided if r.field is not None
+        (d, messages[d.record.message_index]["parts"][d.record.part_index]["state"]) for d in state.in_force()
     ]
 
 
@@ -50,24 +50,23 @@ def test_an_empty_patch_set_is_falsy_and_equal_to_an_empty_list() -> None:
 def test_apply_writes_every_placeholder(planned) -> None:
     messages, state, patches = planned
     out = copy.deepcopy(messages)
-    apply(plan(out, state.decided))
-    for record in state.decided:
-        if record.field is not None:
-            assert out[record.message_index]["parts"][record.part_index]["state"][record.field] == record.value
-    assert any(r.value == DUPLICATE_PLACEHOLDER for r in state.decided)
+    apply(plan(out, state.applied))
+    for d in state.in_force():
+        assert out[d.record.message_index]["parts"][d.record.part_index]["state"][d.field] == d.value
+    assert any(d.value == DUPLICATE_PLACEHOLDER for d in state.in_force())
 
 
 def test_plan_does_not_change_the_messages(planned) -> None:
     messages, state, _ = planned
     before = copy.deepcopy(messages)
-    plan(messages, state.decided)
+    plan(messages, state.applied)
     assert messages == before
 
 
 def test_plan_raises_desync_when_a_decided_part_moved(planned) -> None:
     messages, state, _ = planned
-    record = next(r for r in state.decided if r.field is not None)
+    record = state.in_force()[0].record
     moved = copy.deepcopy(messages)
     moved[record.message_index]["parts"][record.part_index]["callID"] = "someone_else"
     with pytest.raises(Desync):
-        plan(moved, state.decided)
+        plan(moved, state.applied)

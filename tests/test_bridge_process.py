@@ -14,17 +14,17 @@ from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from helpers import assistant, tool_part, user
 
-# Runs the server with a sync() that writes to stdout both through print and on fd 1 directly.
+# Runs the server with a prepare() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
 import os, sys
 from dcp_plugin.bridge import server
 from dcp_plugin.host.runtime import Runtime
-sync = Runtime.sync
+prepare = Runtime.prepare
 def noisy(self, *args, **kwargs):
     print("stray print from the plugin")
     os.write(1, b"stray write on fd 1\\n")
-    return sync(self, *args, **kwargs)
-Runtime.sync = noisy
+    return prepare(self, *args, **kwargs)
+Runtime.prepare = noisy
 sys.exit(server.main())
 """
 

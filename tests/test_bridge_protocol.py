@@ -48,6 +48,8 @@ def test_a_duplicate_read_gets_an_output_patch_addressed_by_ids():
     reply = Harness().transform("ses_a", messages)
     [patch] = reply["patches"]
     assert patch == {
+        "messageIndex": 1,
+        "partIndex": 0,
         "messageID": messages[1]["info"]["id"],
         "partID": part_id(messages[1]),
         "callID": messages[1]["parts"][0]["callID"],
@@ -380,7 +382,7 @@ def test_a_command_with_arguments_of_the_wrong_type_gets_an_error():
 def test_a_notification_becomes_a_notify_event():
     h = Harness()
     h.send({"id": 1, "op": "startup", "context": {"directory": PROJECT}})
-    h.runtime.report("ses_a", "dcp: something to say")
+    h.runtime.notifier("ses_a", "dcp: something to say")
     assert h.events() == [{"event": "notify", "sessionID": "ses_a", "text": "dcp: something to say"}]
 
 
@@ -389,10 +391,10 @@ class BrokenRuntime(Runtime):
         super().__init__(PROJECT, StaticConfig())
         self.broken = True
 
-    def sync(self, messages: list[Any], input: dict[str, Any] | None = None) -> Any:
+    def prepare(self, *args: Any, **kwargs: Any) -> Any:
         if self.broken:
             raise RuntimeError("plugin bug")
-        return super().sync(messages, input)
+        return super().prepare(*args, **kwargs)
 
 
 def test_a_plugin_exception_answers_no_patches():

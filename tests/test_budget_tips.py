@@ -60,8 +60,8 @@ def test_without_thresholds_or_ratio_there_is_no_tip() -> None:
     assert context_tip(10**9, None) is None
 
 
-def test_critical_tip_says_compaction_was_forced_before_this_request() -> None:
-    assert "compaction was forced before this request" in tip_text("context-critical", 180_000, 200_000)
+def test_critical_tip_says_to_compact_before_the_window_overflows() -> None:
+    assert "compact the session before it overflows" in tip_text("context-critical", 180_000, 200_000)
 
 
 def test_tip_text_shows_the_numbers() -> None:

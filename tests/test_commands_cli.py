@@ -39,7 +39,7 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
             key = "tools" if p["type"] == "tool" else ("assistant" if m["info"]["role"] == "assistant" else "user")
             sums[key] += estimate_part_tokens(p)
     sums["without"] = estimate_content_tokens(messages[:last])
-    sums["pruned"] = len(runtime.sessions[session["info"]["id"]].decided)
+    sums["pruned"] = len(runtime.view(session["info"]["id"]).in_force)  # type: ignore[union-attr]
     return sums
 
 

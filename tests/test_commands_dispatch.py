@@ -67,7 +67,7 @@ def test_a_leading_slash_in_the_command_name_is_accepted(tmp_path: Path) -> None
 def test_a_failing_subcommand_is_answered_not_raised(tmp_path: Path, monkeypatch: Any) -> None:
     import dcp_plugin.commands.dispatch as dispatch
 
-    def boom(env: Any) -> str:
+    def boom(*args: Any) -> str:
         raise RuntimeError("kaput")
 
     monkeypatch.setattr(dispatch, "run_context", boom)

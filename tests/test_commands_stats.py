@@ -100,7 +100,7 @@ def test_stats_accumulate_across_runtimes_without_double_counting(tmp_path: Path
     messages = session("s1")
     first = make_runtime(tmp_path)
     run_requests(first, messages, 2)
-    first.bookkeeper.flush(force=True)  # what exit does
+    first.flush()  # what exit does
     second = make_runtime(tmp_path)
     run_requests(second, messages, 1)
     lines = stats_reply(second, "s1")

@@ -73,7 +73,7 @@ def test_host_can_call_transform_without_startup(tmp_path, monkeypatch):
 def test_session_id_from_input_wins_over_messages():
     runtime = Runtime(PROJECT, StaticConfig())
     runtime.transform({"sessionID": "explicit"}, {"messages": duplicate_reads("ses_in_messages")})
-    assert list(runtime.sessions) == ["explicit"]
+    assert runtime.session_ids() == ["explicit"]
 
 
 def test_sessions_keep_separate_state():
@@ -84,7 +84,7 @@ def test_sessions_keep_separate_state():
     runtime.transform({}, {"messages": b})
     assert [p["state"]["output"] for p in tool_parts(a)] == [BIG]
     assert [p["state"]["output"] for p in tool_parts(b)] == [DUPLICATE_PLACEHOLDER, BIG]
-    assert set(runtime.sessions) == {"ses_a", "ses_b"}
+    assert set(runtime.session_ids()) == {"ses_a", "ses_b"}
 
 
 def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
@@ -92,7 +92,7 @@ def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
     msgs = duplicate_reads()
     original = copy.deepcopy(msgs)
 
-    def explode(self, messages):
+    def explode(self, messages, changed_from=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("dcp_plugin.pipeline.session.SessionState.update", explode)
@@ -139,7 +139,7 @@ def test_compaction_replacing_the_start_resyncs():
     compacted = [user(text="summary of earlier work", session="ses_a")] + copy.deepcopy(msgs[2:])
     runtime.transform({}, {"messages": compacted})
     assert tool_parts(compacted)[0]["state"]["output"] == BIG
-    assert runtime.sessions["ses_a"].resyncs == 1
+    assert runtime.view("ses_a").restarts == 1
 
 
 def test_config_change_recomputes_decisions():

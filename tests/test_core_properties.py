@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import reference_decisions
 
-from dcp_plugin.config.model import HARDCODED_PROTECTED_TOOLS, DcpConfig
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 
 PROJECT = "/home/dev/project"
@@ -86,7 +87,13 @@ def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[di
 
 
 def decisions(runtime: Runtime) -> dict[str, str]:
-    return {r.call_id: r.reason for s in runtime.sessions.values() for r in s.decided}
+    """call id -> strategy of every decision in force, over all the runtime's sessions."""
+    out: dict[str, str] = {}
+    for session_id in runtime.session_ids():
+        view = runtime.view(session_id)
+        assert view is not None
+        out.update({d.call_id: d.strategy for d in view.in_force})
+    return out
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,7 +129,11 @@ def test_transforming_the_same_list_again_in_one_runtime_is_idempotent(messages,
 @given(histories(), configs)
 def test_only_pruned_fields_change(messages, config):
     out, runtime = run_once(messages, config)
-    pruned = {(r.message_index, r.part_index): r.field for s in runtime.sessions.values() for r in s.decided}
+    pruned = {
+        (d.record.message_index, d.record.part_index): d.field
+        for sid in runtime.session_ids()
+        for d in runtime.view(sid).in_force  # type: ignore[union-attr]
+    }
     assert len(out) == len(messages)
     for mi, (before, after) in enumerate(zip(messages, out)):
         assert after["info"] == before["info"]
@@ -140,10 +151,10 @@ def test_only_pruned_fields_change(messages, config):
 @given(histories(), configs)
 def test_protected_tools_are_never_pruned_by_automatic_strategies(messages, config):
     _, runtime = run_once(messages, config)
-    for session in runtime.sessions.values():
-        for record in session.decided:
-            if record.reason in ("deduplication", "purgeErrors"):
-                assert record.tool not in HARDCODED_PROTECTED_TOOLS
+    for sid in runtime.session_ids():
+        for decision in runtime.view(sid).in_force:  # type: ignore[union-attr]
+            if decision.strategy in ("deduplication", "purgeErrors"):
+                assert decision.tool not in HARDCODED_PROTECTED_TOOLS
 
 
 @SETTINGS

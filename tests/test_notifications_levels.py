@@ -10,6 +10,7 @@ from typing import Any
 from helpers import PROJECT, call, make_config, user
 
 from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.host.notifications import DETAILED_LIMIT, format_notification
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -18,8 +19,9 @@ from dcp_plugin.host.store import Store
 SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
 
 
-def record(call_id: str, reason: str, tokens: int, tool: str = "read") -> CallRecord:
-    return CallRecord(call_id, tool, 0, 0, 0, None, 0, "completed", reason=reason, tokens_saved=tokens)
+def record(call_id: str, reason: str, tokens: int, tool: str = "read") -> Decision:
+    call = CallRecord(call_id, tool, 0, 0, 0, None, None, 0, "completed")
+    return Decision(call, reason, "output", "[placeholder]", tokens)
 
 
 def test_off_says_nothing() -> None:
@@ -90,7 +92,7 @@ def test_a_restarted_runtime_does_not_announce_old_prunes_again(tmp_path: Path) 
     messages = duplicate_reads()
     first, _ = host(tmp_path, "minimal")
     first.transform({}, {"messages": copy.deepcopy(messages)})
-    first.bookkeeper.flush(force=True)
+    first.flush()
     second, seen = host(tmp_path, "minimal")
     second.transform({}, {"messages": copy.deepcopy(messages)})
     assert seen == []

@@ -168,7 +168,7 @@ def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None
     runtime.use_store(Store(blocker / "dcp.sqlite3", lambda text: reports.append(text)))
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="B" * 300)]
     runtime.transform({}, {"messages": messages})
-    runtime.bookkeeper.flush(force=True)
+    runtime.flush()
     assert messages[1]["parts"][0]["state"]["output"] != "A" * 300
     assert len([r for r in reports if "will not be saved" in r]) == 1
 

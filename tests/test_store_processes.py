@@ -32,6 +32,7 @@ HOST = textwrap.dedent(
     """
     import copy, json, sys
     from dcp_plugin.replay.simulate import generate_session
+    from dcp_plugin.host.persistence import USER_STORE
     from dcp_plugin.host.runtime import Runtime, StaticConfig
     from dcp_plugin.config.model import DcpConfig
 
@@ -39,7 +40,7 @@ HOST = textwrap.dedent(
     session = generate_session(240, seed=11)
     messages = session["messages"][:upto]
     sid = messages[0]["info"]["sessionID"]
-    runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()))
+    runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()), store=USER_STORE)
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"]["role"] == "assistant"]
     requests = 0
     start = int(sys.argv[3])
@@ -56,11 +57,11 @@ HOST = textwrap.dedent(
     final = copy.deepcopy(messages)
     runtime.transform({"sessionID": sid}, {"messages": final})
     requests += 1
-    state = runtime.sessions[sid]
+    view = runtime.view(sid)
     print(json.dumps({
         "tools": [p["state"] for m in final for p in m["parts"] if p.get("type") == "tool"],
-        "decided": sorted(r.call_id for r in state.decided),
-        "reasons": {r.call_id: r.reason for r in state.decided},
+        "decided": sorted(d.call_id for d in view.in_force),
+        "reasons": {d.call_id: d.strategy for d in view.in_force},
         "requests": requests,
         "swept": swept,
     }))

@@ -12,6 +12,7 @@ from helpers import PROJECT, SESSION, call, make_config, user
 
 from dcp_plugin.budget import CompactionStatus, context_limit
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.host.store import Store
 
 
@@ -57,7 +58,7 @@ def test_without_debug_no_log_is_written(tmp_path: Path, isolated_home: Path) ->
 def test_snapshot_uses_the_limit_the_host_passes_with_the_request(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     runtime.transform({"model": {"id": "whatever", "limit": {"context": 50_000}}}, {"messages": session()})
-    snap = runtime.bookkeeper.books[SESSION].snapshot
+    snap = runtime.snapshot(SESSION)
     assert snap is not None
     assert (snap.context_limit, snap.limit_source) == (50_000, "host")
     assert snap.thresholds is not None and snap.thresholds.window == 50_000
@@ -67,13 +68,13 @@ def test_snapshot_uses_the_startup_model_limit_when_the_request_has_none(tmp_pat
     runtime = make_runtime(tmp_path)
     runtime.startup({"directory": PROJECT, "model": {"id": "m", "limit": {"context": 64_000}}})
     runtime.transform({}, {"messages": session()})
-    assert runtime.bookkeeper.books[SESSION].snapshot.context_limit == 64_000  # type: ignore[union-attr]
+    assert runtime.snapshot(SESSION).context_limit == 64_000  # type: ignore[union-attr]
 
 
 def test_snapshot_falls_back_to_the_model_of_the_last_assistant_message(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     runtime.transform({"model": {"id": "gpt-4o"}}, {"messages": session(model="gemini-2.5-pro")})
-    snap = runtime.bookkeeper.books[SESSION].snapshot
+    snap = runtime.snapshot(SESSION)
     assert snap is not None
     assert (snap.model_id, snap.context_limit) == ("gemini-2.5-pro", context_limit("gemini-2.5-pro"))
 
@@ -81,7 +82,7 @@ def test_snapshot_falls_back_to_the_model_of_the_last_assistant_message(tmp_path
 def test_snapshot_uses_the_request_model_id_when_messages_name_none(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     runtime.transform({"model": {"id": "gpt-4o"}}, {"messages": session()})
-    assert runtime.bookkeeper.books[SESSION].snapshot.context_limit == 128_000  # type: ignore[union-attr]
+    assert runtime.snapshot(SESSION).context_limit == 128_000  # type: ignore[union-attr]
 
 
 def test_snapshot_counts_the_tokens_of_the_pruned_request(tmp_path: Path) -> None:
@@ -90,36 +91,35 @@ def test_snapshot_counts_the_tokens_of_the_pruned_request(tmp_path: Path) -> Non
     runtime = make_runtime(tmp_path)
     sent = copy.deepcopy(session())
     runtime.transform({}, {"messages": sent})
-    assert runtime.bookkeeper.books[SESSION].snapshot.estimated_input_tokens == estimate_content_tokens(sent)  # type: ignore[union-attr]
+    assert runtime.snapshot(SESSION).estimated_input_tokens == estimate_content_tokens(sent)  # type: ignore[union-attr]
 
 
-def test_a_resync_resets_the_budget_tracker(tmp_path: Path) -> None:
+def test_a_rewritten_history_gives_the_snapshot_of_a_fresh_session(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     messages = session()
     runtime.transform({}, {"messages": copy.deepcopy(messages)})
-    book = runtime.bookkeeper.books[SESSION]
-    assert book.tracker.seen == len(messages)
-    # An undo: the history loses its last messages, so the session re-syncs.
+    # An undo: the history loses its last messages, so the session starts over.
     runtime.transform({}, {"messages": copy.deepcopy(messages[:4])})
-    assert runtime.sessions[SESSION].resyncs == 1
-    assert (book.resyncs, book.tracker.seen) == (1, 4)
+    fresh = make_runtime(tmp_path / "other")
+    fresh.transform({}, {"messages": copy.deepcopy(messages[:4])})
+    assert runtime.view(SESSION).restarts == 1  # type: ignore[union-attr]
+    assert runtime.snapshot(SESSION) == fresh.snapshot(SESSION)
 
 
 def test_the_latest_snapshot_is_persisted_with_the_session(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     runtime.transform({"model": {"limit": {"context": 50_000}}}, {"messages": session()})
-    runtime.bookkeeper.flush(force=True)
+    runtime.flush()
     saved = Store(tmp_path / "dcp.sqlite3").load_session(SESSION).snapshot
-    assert saved == runtime.bookkeeper.books[SESSION].snapshot.to_dict()  # type: ignore[union-attr]
+    assert saved == runtime.snapshot(SESSION).to_dict()  # type: ignore[union-attr]
 
 
 def test_a_new_runtime_starts_from_the_saved_snapshot(tmp_path: Path) -> None:
     first = make_runtime(tmp_path)
     first.transform({"model": {"limit": {"context": 50_000}}}, {"messages": session()})
-    first.bookkeeper.flush(force=True)
+    first.flush()
     second = make_runtime(tmp_path)
-    second.session(SESSION)
-    assert second.bookkeeper.books[SESSION].snapshot == first.bookkeeper.books[SESSION].snapshot
+    assert second.snapshot(SESSION) == first.snapshot(SESSION)
 
 
 def test_compaction_advice_is_none_below_auto(tmp_path: Path) -> None:
@@ -166,7 +166,7 @@ def test_a_broken_snapshot_never_breaks_the_request(tmp_path: Path, monkeypatch:
     def boom(*_a: Any, **_k: Any) -> None:
         raise RuntimeError("tracker bug")
 
-    monkeypatch.setattr(runtime.bookkeeper, "observe", boom)
+    monkeypatch.setattr(SnapshotTracker, "observe", boom)
     messages = session()
     runtime.transform({}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"].startswith("[dcp:")

@@ -8,7 +8,6 @@ from typing import Any
 
 OPS = frozenset({"startup", "transform", "command", "close", "ping"})
 RESYNC = "resync"
-WIRE_PATCH_KEYS = ("messageID", "partID", "callID", "field", "value")
 
 
 class ProtocolError(Exception):
@@ -133,8 +132,8 @@ def patches_line(rid: int | str | None, fragments: list[str], incremental: bool 
 
 
 def patch_fragment(wire: dict[str, Any]) -> str:
-    """One patch as JSON, with only the keys the JS side uses."""
-    return dumps({key: wire.get(key) for key in WIRE_PATCH_KEYS})
+    """One patch (as built by ``placeholders.to_wire``) as JSON."""
+    return dumps(wire)
 
 
 def event_line(event: str, **fields: Any) -> str:

@@ -13,8 +13,10 @@ from typing import IO, Any
 from dcp_plugin.bridge import protocol
 from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
 from dcp_plugin.bridge.protocol import ProtocolError
-from dcp_plugin.pipeline.placeholders import Desync, plan, to_wire
+from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.pipeline.conversation import model_ref
+from dcp_plugin.pipeline.placeholders import to_wire
 
 log = logging.getLogger("dcp_plugin.bridge")
 
@@ -25,13 +27,31 @@ Write = Callable[[str], None]
 FREEZE_AFTER_MESSAGES = 1000
 
 
+After = Callable[[], None]
+
+
+def parse_token(token: Any) -> tuple[int, int] | None:
+    """The (epoch, count) a client's patch token names; None for anything else."""
+    if not isinstance(token, str):
+        return None
+    epoch, _, count = token.partition(":")
+    if not (epoch.isdigit() and count.isdigit()):
+        return None
+    return int(epoch), int(count)
+
+
 class BridgeServer:
-    """Serves many sessions over one line stream; every request gets exactly one reply line."""
+    """Serves many sessions over one line stream; every request gets exactly one reply line.
+
+    Only the runtime's public API is used. A transform is answered first and its bookkeeping
+    (notifications, the context snapshot, statistics) runs after the reply is written, so a
+    slow disk never costs a request its pruning.
+    """
 
     def __init__(self, write: Write, runtime: Runtime | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
         self._write = write
         self._lock = threading.RLock()  # notify events and log events may come from other threads
-        self.runtime = runtime if runtime is not None else Runtime()
+        self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
         self.mirrors = Mirrors(idle_seconds)
         self.freeze = False  # main() turns it on: only a process of its own may freeze its heap
 
@@ -46,15 +66,16 @@ class BridgeServer:
 
     # -- dispatch ----------------------------------------------------------------------------
     def handle_line(self, line: bytes | str) -> None:
-        """Answer one request line; never raises (a failure becomes an error reply)."""
+        """Answer one request line, then run its follow-up work; never raises."""
         if not line.strip():
             return
         rid: int | str | None = None
+        after: After | None = None
         try:
             request = protocol.parse_line(line)
             rid = protocol.request_id(request)
             op = protocol.op_of(request)
-            reply = getattr(self, f"_op_{op}")(rid, request)
+            reply, after = getattr(self, f"_op_{op}")(rid, request)
         except ProtocolError as exc:
             log.warning("dcp bridge: bad request (id %s): %s", rid, exc)
             reply = protocol.error_line(rid, str(exc))
@@ -62,7 +83,13 @@ class BridgeServer:
             log.exception("dcp bridge: request %s failed", rid)
             reply = protocol.error_line(rid, f"internal error: {type(exc).__name__}: {exc}")
         self.emit(reply)
+        if after is not None:
+            try:
+                after()
+            except Exception:  # noqa: BLE001 - follow-up work must not take the server down
+                log.exception("dcp bridge: follow-up of request %s failed", rid)
         for sid in self.mirrors.drop_idle():
+            self.runtime.drop(sid)
             log.info("dcp bridge: dropped the idle session %s", sid)
 
     def serve(self, lines: Iterable[bytes | str]) -> None:
@@ -71,90 +98,62 @@ class BridgeServer:
             self.handle_line(line)
 
     # -- ops ---------------------------------------------------------------------------------
-    def _op_ping(self, rid: int | str | None, request: dict[str, Any]) -> str:
-        return protocol.ok_line(rid, sessions=len(self.mirrors.sessions))
+    def _op_ping(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
+        return protocol.ok_line(rid, sessions=len(self.mirrors.sessions)), None
 
-    def _op_startup(self, rid: int | str | None, request: dict[str, Any]) -> str:
+    def _op_startup(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
         context = request.get("context") or {}
         if not isinstance(context, dict):
             raise ProtocolError(f'"context" must be an object, got {type(context).__name__}')
         self.runtime.startup({**context, "notify": self.notify})
-        return protocol.ok_line(rid)
+        return protocol.ok_line(rid), None
 
-    def _op_close(self, rid: int | str | None, request: dict[str, Any]) -> str:
-        self.mirrors.drop(protocol.session_of(request))
-        return protocol.ok_line(rid)
+    def _op_close(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
+        session_id = protocol.session_of(request)
+        self.mirrors.drop(session_id)
+        self.runtime.drop(session_id)
+        return protocol.ok_line(rid), None
 
-    def _sync(self, session_id: str, request: dict[str, Any]) -> Mirror:
-        """The session's mirror after applying the request's delta; Resync when it does not fit."""
+    def _sync(self, session_id: str, request: dict[str, Any]) -> tuple[Mirror, int | None]:
+        """The session's mirror after applying the request's delta, and the first resent index."""
         delta = protocol.delta_of(request)
         mirror = self.mirrors.get_or_create(session_id)
-        if delta.reset:
+        if delta.reset and mirror.messages:
             # The JS side resends in full when it saw the history change anywhere: start the
             # session's decisions over so the result equals a from-scratch run on the new list.
-            state = self.runtime.sessions.get(session_id)
-            if state is not None and mirror.messages:
-                state.resync()
+            self.runtime.reset(session_id)
         try:
-            mirror.apply(delta)
+            changed_from = mirror.apply(delta)
         except Resync as exc:
             log.info("dcp bridge: session %s needs a resync: %s", session_id, exc)
             raise
         if self.freeze and len(delta.messages) >= FREEZE_AFTER_MESSAGES:
             gc.freeze()
-        return mirror
+        return mirror, changed_from
 
-    def _op_transform(self, rid: int | str | None, request: dict[str, Any]) -> str:
+    def _op_transform(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
         session_id = protocol.session_of(request)
         try:
-            mirror = self._sync(session_id, request)
+            mirror, changed_from = self._sync(session_id, request)
         except Resync:
-            return protocol.error_line(rid, protocol.RESYNC)
-        fragments = self._patches(session_id, mirror, request.get("model"))
-        if fragments is None:
-            return protocol.patches_line(rid, [])
-        held = None if request.get("reset") else mirror.held_by_client(request.get("patchToken"))
-        if held is None:
-            return protocol.patches_line(rid, fragments, token=mirror.token())
-        # The client holds our first `held` patches (its token says so): send only the rest.
-        return protocol.patches_line(rid, fragments[held:], incremental=True, token=mirror.token())
-
-    def _patches(self, session_id: str, mirror: Mirror, model: Any) -> list[str] | None:
-        """The session's full patch set as JSON fragments; None when the plugin fails (fail open)."""
+            return protocol.error_line(rid, protocol.RESYNC), None
+        since = None if request.get("reset") else parse_token(request.get("patchToken"))
         messages = mirror.messages
-        runtime = self.runtime
-        hook_input: dict[str, Any] = {"sessionID": session_id}
-        if isinstance(model, dict):
-            hook_input["model"] = model
         try:
-            state = runtime.sync(messages, hook_input)
-            if state is None:
-                mirror.forget_patches()
-                return None
-            if mirror.decided_ref is not state.decided:
-                mirror.forget_patches(state.decided)
-            # The client keeps every patch it was sent and re-applies it itself, and the mirror
-            # only grows between resets, so only decisions made since the last reply need work:
-            # a warm request costs the new messages, not the whole patch set.
-            decided = state.decided
-            if len(decided) > mirror.decided_seen:
-                try:
-                    new = plan(messages, decided[mirror.decided_seen :])
-                except Desync:
-                    state.resync()
-                    _, new = runtime.plan(messages, hook_input)
-                    mirror.forget_patches(state.decided)
-                mirror.fragments.extend(map(protocol.patch_fragment, to_wire(messages, new)))
-                mirror.decided_seen = len(state.decided)
-            fragments = mirror.fragments
+            outgoing = self.runtime.prepare(
+                session_id, messages, model=model_ref(request.get("model")), changed_from=changed_from, since=since
+            )
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp bridge: pruning failed for session %s; the request is sent unpruned", session_id)
-            mirror.forget_patches()
-            return None
-        runtime.after_request(state, messages, hook_input)
-        return fragments
+            return protocol.patches_line(rid, []), None
+        if outgoing is None:
+            return protocol.patches_line(rid, []), None
+        fragments = [protocol.patch_fragment(p) for p in to_wire(messages, outgoing.patches.decisions)]
+        token = f"{outgoing.token[0]}:{outgoing.token[1]}"
+        reply = protocol.patches_line(rid, fragments, incremental=outgoing.incremental, token=token)
+        return reply, lambda: self.runtime.finish(outgoing, messages)
 
-    def _op_command(self, rid: int | str | None, request: dict[str, Any]) -> str:
+    def _op_command(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
         session_id = protocol.session_of(request)
         command = request.get("command")
         arguments = request.get("arguments", "")
@@ -162,35 +161,38 @@ class BridgeServer:
             raise ProtocolError('"command" and "arguments" must be strings')
         if protocol.has_delta(request):
             try:
-                mirror = self._sync(session_id, request)
+                mirror, _ = self._sync(session_id, request)
             except Resync:
-                return protocol.error_line(rid, protocol.RESYNC)
+                return protocol.error_line(rid, protocol.RESYNC), None
         else:
             found = self.mirrors.get(session_id)
             if found is None:
                 # Dropped while idle (or never synced): the JS side resends the session.
-                return protocol.error_line(rid, protocol.RESYNC)
+                return protocol.error_line(rid, protocol.RESYNC), None
             mirror = found
             mirror.touch()
         output: dict[str, Any] = {"parts": []}
-        hook_input = {
+        hook_input: dict[str, Any] = {
             "command": command,
             "arguments": arguments,
             "sessionID": session_id,
             # A new list: a command may reorder or extend what it is given, never our mirror.
             "messages": list(mirror.messages),
         }
+        if isinstance(request.get("model"), dict):
+            hook_input["model"] = request["model"]
         try:
             self.runtime.command(hook_input, output)
         except Exception as exc:  # noqa: BLE001 - answer the user instead of sending /dcp to the model
             log.exception("dcp bridge: /%s %s failed", command, arguments)
-            return protocol.ok_line(rid, handled=True, text=f"dcp: /{command} {arguments} failed: {exc}".rstrip())
+            text = f"dcp: /{command} {arguments} failed: {exc}".rstrip()
+            return protocol.ok_line(rid, handled=True, text=text), None
         texts = [
             str(part.get("text", ""))
             for part in output.get("parts") or []
             if isinstance(part, dict) and part.get("type", "text") == "text"
         ]
-        return protocol.ok_line(rid, handled=bool(output.get("handled")), text="\n\n".join(texts))
+        return protocol.ok_line(rid, handled=bool(output.get("handled")), text="\n\n".join(texts)), None
 
 
 class EventLogHandler(logging.Handler):

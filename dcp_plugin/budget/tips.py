@@ -43,10 +43,10 @@ def context_tip(tokens: int, thresholds: Thresholds | None, ratio: float | None 
 
 
 def tip_text(tip: TipId, tokens: int, limit: int) -> str:
-    """One sentence a host can show for a tip."""
+    """One sentence a host can show for a tip; it says what is due, not what a host did about it."""
     used = f"{tokens:,} of {limit:,} tokens" if limit > 0 else f"{tokens:,} tokens"
     if tip == "context-warn":
-        return f"Context is filling up ({used}); automatic compaction will start soon."
+        return f"Context is filling up ({used}); compaction will be due soon."
     if tip == "context-high":
-        return f"Context is past the automatic compaction point ({used}); a summary replaces older history."
-    return f"Context reached its hard limit ({used}): compaction was forced before this request."
+        return f"Context is past the automatic compaction point ({used}); compacting now keeps the session going."
+    return f"Context reached its hard limit ({used}): compact the session before it overflows."

@@ -18,6 +18,7 @@ from dcp_plugin.commands.stats import STRATEGIES
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.pipeline.conversation import latest_model, session_id_of
 from dcp_plugin.replay.sessionfile import SessionFileError, load_session
 from dcp_plugin.host.store import Stats, Store, default_path
 
@@ -51,37 +52,38 @@ def add_parser(subparsers: Any) -> None:
 
 
 # -- dcp context FILE ------------------------------------------------------------------------
+def context_of_messages(
+    messages: list[dict[str, Any]], config: DcpConfig | None, directory: str
+) -> ContextBreakdown:
+    """Replay a session and build the breakdown of its final request; SessionFileError when there is none."""
+    from dcp_plugin.replay.engine import plugin_host, replay, request_points
+
+    points = request_points(messages)
+    if not points:
+        raise SessionFileError("the session has no model request (no assistant message after the first)")
+    host = plugin_host(directory, config)
+    replay(messages, directory, config, host=host)
+    runtime = host[1]
+    final = messages[: points[-1]]
+    session_id = session_id_of(None, messages)
+    view = runtime.view(session_id)
+    effective = view.config if view is not None else runtime.config()
+    image_tokens = effective.context_budget.image_token_estimate
+    model = latest_model(final)
+    snapshot = BudgetTracker().observe(final, None, model.model_id if model else None, image_tokens)
+    in_force = view.in_force if view is not None else ()
+    return build_breakdown(session_id, final, in_force, snapshot, image_tokens)
+
+
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
     """Replay a session file and build the breakdown of its final request; SessionFileError on bad input."""
-    from dcp_plugin.host.plugin import RUNTIME
-    from dcp_plugin.replay.engine import replay, request_points
-
     info, messages = load_session(path)
     if not messages:
         raise SessionFileError(f"{path}: the session has no messages")
-    points = request_points(messages)
-    if not points:
-        raise SessionFileError(f"{path}: the session has no model request (no assistant message after the first)")
-    # Replaying a file is not a real session: keep it out of the user's saved state and stats.
-    RUNTIME.use_store(None)
-    replay(messages, directory or info.get("directory") or str(Path.cwd()), config)
-    final = messages[: points[-1]]
-    session_id = _session_of(messages)
-    state = RUNTIME.sessions.get(session_id)
-    effective = state.config if state is not None else (config or DcpConfig())
-    image_tokens = effective.context_budget.image_token_estimate
-    model_id = next(
-        (m["info"].get("modelID") for m in reversed(final) if m["info"].get("role") == "assistant"), None
-    )
-    snapshot = BudgetTracker().observe(final, None, model_id if isinstance(model_id, str) else None, image_tokens)
-    decided = [r for r in state.decided if r.message_index < len(final)] if state is not None else []
-    return build_breakdown(session_id, final, decided, snapshot, image_tokens)
-
-
-def _session_of(messages: list[dict[str, Any]]) -> str:
-    from dcp_plugin.pipeline.conversation import session_id_of
-
-    return session_id_of(None, messages)
+    try:
+        return context_of_messages(messages, config, directory or info.get("directory") or str(Path.cwd()))
+    except SessionFileError as exc:
+        raise SessionFileError(f"{path}: {exc}") from None
 
 
 def _bar(fraction: float) -> str:

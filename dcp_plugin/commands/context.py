@@ -8,9 +8,9 @@ from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.pipeline.conversation import info_of, parts_of
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
+from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import (
     DEFAULT_IMAGE_TOKENS,
     estimate_part_tokens,
@@ -18,7 +18,7 @@ from dcp_plugin.pipeline.tokens import (
     reported_usage,
 )
 
-STRATEGIES: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
+STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
 ESTIMATE_NOTE = "~ marks estimates (text chars/4, JSON chars/2, images a fixed amount)"
 
@@ -94,20 +94,25 @@ class ContextBreakdown:
         }
 
 
-def _patched_part(part: dict[str, Any], record: CallRecord) -> dict[str, Any]:
+def _patched_part(part: dict[str, Any], decisions: list[Decision]) -> dict[str, Any]:
     state = part.get("state")
-    return {**part, "state": {**(state if isinstance(state, dict) else {}), record.field: record.value}}
+    patched = dict(state) if isinstance(state, dict) else {}
+    for decision in decisions:
+        patched[decision.field] = decision.value
+    return {**part, "state": patched}
 
 
 def build_breakdown(
     session_id: str,
     messages: Sequence[Any],
-    decided: Iterable[CallRecord],
+    in_force: Iterable[Decision],
     snapshot: ContextSnapshot | None = None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
 ) -> ContextBreakdown:
-    """The breakdown of ``messages`` as they go out with ``decided``'s placeholders applied."""
-    at: dict[tuple[int, int], CallRecord] = {(r.message_index, r.part_index): r for r in decided}
+    """The breakdown of ``messages`` as they go out with the placeholders of ``in_force`` applied."""
+    at: dict[tuple[int, int], list[Decision]] = {}
+    for decision in in_force:
+        at.setdefault((decision.record.message_index, decision.record.part_index), []).append(decision)
     saved = {name: (0, 0) for name in STRATEGIES}
     user = assistant = tools = tool_calls = pruned = 0
     message_totals: list[int] = []
@@ -120,15 +125,17 @@ def build_breakdown(
             tokens = estimate_part_tokens(part, image_tokens)
             if part.get("type") == "tool":
                 tool_calls += 1
-                record = at.get((mi, pi))
-                if record is not None and (part.get("callID") or part.get("id") or record.call_id) == record.call_id:
-                    pruned += 1
-                    removed = 0
-                    if record.field is not None:
-                        now = estimate_part_tokens(_patched_part(part, record), image_tokens)
-                        removed, tokens = tokens - now, now
-                    calls, before = saved.get(record.reason or "", (0, 0))
-                    saved[record.reason or ""] = (calls + 1, before + removed)
+                decisions = [
+                    d for d in at.get((mi, pi), ()) if call_id_of(part, message, mi, pi) == d.call_id
+                ]
+                if decisions:
+                    now = estimate_part_tokens(_patched_part(part, decisions), image_tokens)
+                    removed, tokens = tokens - now, now
+                    if removed > 0:
+                        pruned += 1
+                        reason = decisions[0].strategy
+                        calls, before = saved.get(reason, (0, 0))
+                        saved[reason] = (calls + 1, before + removed)
                 tools += tokens
             elif is_assistant:
                 assistant += tokens

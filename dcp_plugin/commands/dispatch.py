@@ -1,32 +1,17 @@
-"""Routes `/dcp <sub> <args>` to its subcommand over the plain data the runtime hands in."""
+"""Routes `/dcp <sub> <args>` to its subcommand, over the runtime's public API."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands import context, stats, sweep
 from dcp_plugin.commands.help import help_text
-from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.host.store import Stats
-from dcp_plugin.pipeline.strategies import SWEEP
+from dcp_plugin.pipeline.conversation import model_ref, session_id_of
 
-
-@dataclass
-class CommandEnv:
-    """What a subcommand may use: the synced session (None when the plugin is off), and callbacks."""
-
-    session_id: str
-    messages: list[Any] | None
-    state: SessionState | None
-    config: DcpConfig
-    snapshot: ContextSnapshot | None
-    record_sweep: Callable[[list[CallRecord]], None]
-    stored_stats: Callable[[], tuple[Stats | None, Stats | None]]
+if TYPE_CHECKING:
+    from dcp_plugin.host.runtime import Runtime, SessionView
 
 
 def parse(arguments: str) -> tuple[str, list[str]]:
@@ -37,63 +22,70 @@ def parse(arguments: str) -> tuple[str, list[str]]:
     return words[0].lower(), words[1:]
 
 
-def run(env: CommandEnv, arguments: str) -> str:
-    """The reply text for one `/dcp` invocation."""
+def run(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
+    """The reply text for one `/dcp` invocation; ``input`` is the command hook's input."""
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()
+    raw = input.get("messages")
+    messages: list[Any] | None = raw if isinstance(raw, list) and raw else None
+    session_id = session_id_of(input, messages or [])
     if sub == "context":
-        return run_context(env)
+        return run_context(runtime, session_id, messages, input)
     if sub == "stats":
-        return run_stats(env)
+        return run_stats(runtime, session_id, messages, input)
     if sub == "sweep":
-        return run_sweep(env, args)
+        return run_sweep(runtime, session_id, messages, input, args)
     return help_text(unknown=sub)
 
 
-def run_context(env: CommandEnv) -> str:
-    if env.messages is None:
+def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
+    if messages is None:
         return "dcp context: the host sent no messages for this session; nothing to show yet."
-    decided = env.state.decided if env.state is not None else []
+    snapshot = runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    view = runtime.view(session_id)
+    config = view.config if view is not None else runtime.config()
     breakdown = context.build_breakdown(
-        env.session_id,
-        env.messages,
-        decided,
-        env.snapshot,
-        env.config.context_budget.image_token_estimate,
+        session_id,
+        messages,
+        view.in_force if view is not None else (),
+        snapshot,
+        config.context_budget.image_token_estimate,
     )
     text = context.render_text(breakdown)
-    if env.state is None:
+    if not config.enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
     return text
 
 
-def session_stats_from_memory(state: SessionState | None) -> Stats | None:
+def session_stats_from_memory(view: SessionView | None) -> Stats | None:
     """This process's view of a session, when the store cannot answer."""
-    if state is None:
+    if view is None:
         return None
-    return Stats(by_strategy={k: v for k, v in state.saved_by_strategy().items() if k}, sessions=1)
+    return Stats(by_strategy=dict(view.saved_by_strategy), sessions=1)
 
 
-def run_stats(env: CommandEnv) -> str:
-    session, all_time = env.stored_stats()
+def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
+    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    session, all_time = runtime.stored_stats(session_id)
     note = None
     if all_time is None:
-        session = session_stats_from_memory(env.state)
+        session = session_stats_from_memory(runtime.view(session_id))
         note = "The state database is unavailable: only this process's numbers for this session are shown."
-    return stats.render_text(env.session_id, session, all_time, note)
+    return stats.render_text(session_id, session, all_time, note)
 
 
-def run_sweep(env: CommandEnv, args: list[str]) -> str:
+def run_sweep(
+    runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any], args: list[str]
+) -> str:
     try:
         count = sweep.parse_count(args)
     except ValueError as exc:
         return f"dcp sweep: {exc}.\nUsage: /dcp sweep [N]"
-    if env.state is None or env.messages is None:
-        reason = "the plugin is disabled" if env.messages is not None else "the host sent no messages"
-        return f"dcp sweep: nothing swept: {reason}."
-    state = env.state
-    plan = sweep.select(state.ledger.records, env.messages, count, env.config.sweep_protected(), state.protector)
-    swept = state.add_manual(env.messages, plan.eligible, SWEEP)
-    env.record_sweep(swept)
-    return sweep.render_text(plan, swept)
+    if messages is None:
+        return "dcp sweep: nothing swept: the host sent no messages."
+    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    outcome = runtime.sweep(session_id, messages, count)
+    if outcome is None:
+        return "dcp sweep: nothing swept: the plugin is disabled."
+    return sweep.render_text(outcome.scope, outcome.swept, outcome.skipped)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.host.store import Stats
-from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.strategies import ALL_REASONS
 
-STRATEGIES: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
+STRATEGIES: tuple[str, ...] = ALL_REASONS
 
 
 def stats_lines(title: str, stats: Stats) -> list[str]:

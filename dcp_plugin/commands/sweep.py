@@ -8,6 +8,7 @@ from typing import Any
 
 from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
@@ -70,8 +71,9 @@ def select(
         state = Ledger.state_of(history, record) or {}
         status = state.get("status", record.status)
         paths = extract_paths(record.tool, state.get("input"))
-        if record.reason is not None:
-            plan.skipped.append((record, f"already pruned ({record.reason})"))
+        owner = record.output_decision or record.input_decision
+        if owner is not None:
+            plan.skipped.append((record, f"already pruned ({owner.strategy})"))
         elif status not in FINAL_STATUSES:
             plan.skipped.append((record, "still running"))
         elif record.tool in protected_tools:
@@ -83,14 +85,14 @@ def select(
     return plan
 
 
-def render_text(plan: SweepPlan, swept: Sequence[CallRecord]) -> str:
+def render_text(scope: str, swept: Sequence[Decision], skipped: Sequence[tuple[CallRecord, str]]) -> str:
     """The reply: what was swept (with the tokens it saves per request), then what was skipped and why."""
-    if not swept and not plan.skipped:
-        return f"dcp sweep: no tool calls {plan.scope}; nothing to sweep."
-    tokens = sum(r.tokens_saved for r in swept)
-    lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {plan.scope} (~{tokens:,} tokens per request)"]
-    lines += [f"  - {r.tool} {r.call_id}: ~{r.tokens_saved:,} tokens" for r in swept]
-    if plan.skipped:
-        lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
-        lines += [f"  - {r.tool} {r.call_id}: {why}" for r, why in plan.skipped]
+    if not swept and not skipped:
+        return f"dcp sweep: no tool calls {scope}; nothing to sweep."
+    tokens = sum(d.tokens_saved for d in swept)
+    lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {scope} (~{tokens:,} tokens per request)"]
+    lines += [f"  - {d.tool} {d.call_id}: ~{d.tokens_saved:,} tokens" for d in swept]
+    if skipped:
+        lines.append(f"Skipped {plural(len(skipped), 'call')}:")
+        lines += [f"  - {r.tool} {r.call_id}: {why}" for r, why in skipped]
     return "\n".join(lines)

@@ -86,7 +86,7 @@ class ConfigSource:
                 if not self._started:
                     self._started = True
                     if self._create_global:
-                        self._ensure_global_file()
+                        self.ensure_global_file()
                 changed = [layer for layer in self._layers if layer.refresh()]
                 if changed or self._effective is None:
                     self._rebuild(changed)
@@ -119,7 +119,8 @@ class ConfigSource:
         for problem in effective.problems:
             self._emit_once(problem.render(effective.values, effective.origins))
 
-    def _ensure_global_file(self) -> None:
+    def ensure_global_file(self) -> None:
+        """Create the global dcp.jsonc with defaults when no global file exists (a real host's first run)."""
         if not self._layers or self._layers[0].spec.label != "global":
             return
         layer = self._layers[0]

@@ -41,8 +41,11 @@ def host_startup(context: dict[str, Any]) -> None:
       ``max_output_tokens`` (int) and ``thinking`` (bool, always False); the host
       answers ``{"text": str, "finish_reason": "stop" | "length" | ...,
       "usage": {...}}``.
-    - ``model`` (dict, OpenCode's shape ``{"id": ..., "limit": {"context": int}}``):
-      the default model, whose context limit wins over the plugin's own table.
+    - ``model`` (dict, OpenCode's shape ``{"id": ..., "providerID": ..., "limit":
+      {"context": int}}``): the default model, whose context limit wins over the
+      plugin's own table.
+    - ``persist`` (bool, default True): False for a host that replays or demonstrates
+      sessions; nothing is then saved (no decisions, sweeps or statistics).
     """
 
 
@@ -56,7 +59,8 @@ def chat_messages_transform(input: dict[str, Any], output: dict[str, Any]) -> No
     the next request (the stored history is never the object mutated here).
 
     ``input`` may carry ``sessionID`` (else it is read from the messages'
-    ``info.sessionID``) and ``model`` (``{"id": ..., "limit": {"context": int}}``).
+    ``info.sessionID``) and ``model`` (``{"id": ..., "providerID": ..., "limit":
+    {"context": int}}``, the model this request goes to).
 
     Messages should carry ``info.id`` and tool parts ``callID`` (OpenCode's do): the
     plugin recognizes a rewritten history (an undo, a compaction) by them and then
@@ -70,8 +74,9 @@ def command_execute_before(input: dict[str, Any], output: dict[str, Any]) -> Non
     """Called when the user runs a slash command, before it reaches the model.
 
     ``input``: ``{"command": "dcp", "arguments": "<sub> <args>", "sessionID": str,
-    "messages": [...]}`` where ``messages`` is the session's current history in the
-    same shape as for :func:`chat_messages_transform`.
+    "messages": [...], "model": {...}}`` where ``messages`` is the session's current
+    history in the same shape as for :func:`chat_messages_transform` and ``model``
+    (optional) the session's model as for that hook.
 
     A plugin that handles the command sets ``output["handled"] = True`` and appends
     its reply to ``output["parts"]`` as ``{"type": "text", "text": ...}`` parts; the
@@ -84,4 +89,34 @@ def command_execute_before(input: dict[str, Any], output: dict[str, Any]) -> Non
     before the first request of a restored session; it never mutates those messages
     (``/dcp sweep`` takes effect from the next request). With ``commands.enabled: false``
     in dcp.jsonc it leaves every command to the host.
+    """
+
+
+@hookspec(firstresult=True)
+def context_snapshot(session_id: str) -> dict[str, Any] | None:
+    """How full a session's context window is, as of its latest request.
+
+    Returns None when the plugin has not seen the session (or is disabled), else a dict:
+    ``estimated_input_tokens``, ``provider_reported_tokens`` (or None), ``context_limit``,
+    ``ratio`` (0-1+), ``severity`` (``normal`` | ``info`` | ``warning`` | ``danger`` |
+    ``critical``), ``tier`` (``below-warn`` | ``warn`` | ``auto`` | ``hard``),
+    ``thresholds`` (``warn``, ``auto``, ``hard``, ``effective_window``, ``window``),
+    ``tip`` (``context-warn`` | ``context-high`` | ``context-critical`` or None) and
+    ``tip_text`` (one sentence to show, or None). A host calls it whenever it wants to
+    show the budget; it is cheap and never raises.
+    """
+
+
+@hookspec(firstresult=True)
+def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Whether to compact a session before its next request, called by hosts that compact.
+
+    ``messages`` is the history about to be sent. When the latest snapshot reached the
+    ``auto`` threshold and ``contextBudget.compaction.enabled`` is true, the plugin runs the
+    host's ``summarize`` side query (see :func:`host_startup`) and answers
+    ``{"status": "compacted" | "forced", "summary": str, "forced": bool, ...}``: the host
+    replaces the history before the summary point with ``summary``. Every other
+    ``status`` (``none``, ``disabled``, ``skipped-breaker-open``, ``unsupported``,
+    ``failed``, ``discarded-truncated``) means "send the request as it is". Returns None
+    when the plugin knows nothing of the session. Never raises.
     """

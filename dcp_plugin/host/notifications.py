@@ -5,18 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.strategies import DEDUPLICATION, PURGE_ERRORS, SUPERSEDE_WRITES, SWEEP
+from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.strategies import REASON_TEXT
 
 Level = Literal["off", "minimal", "detailed"]
-
-# Why a call was pruned, in a few words (our own wording).
-REASON_TEXT: dict[str, str] = {
-    DEDUPLICATION: "same call made again later",
-    SUPERSEDE_WRITES: "file was read back later",
-    PURGE_ERRORS: "failed call, input removed",
-    SWEEP: "swept by /dcp sweep",
-}
 
 # Detailed notifications list at most this many calls; the rest are summarized in one line.
 DETAILED_LIMIT = 20
@@ -32,27 +24,27 @@ def reason_text(reason: str | None) -> str:
     return REASON_TEXT.get(reason or "", reason or "unknown reason")
 
 
-def summary_line(records: Sequence[CallRecord]) -> str:
+def summary_line(decisions: Sequence[Decision]) -> str:
     """One line: how many calls were pruned and about how many tokens that saves per request."""
-    tokens = sum(r.tokens_saved for r in records)
-    return f"dcp: pruned {plural(len(records), 'tool call')} (~{tokens:,} tokens saved per request)"
+    tokens = sum(d.tokens_saved for d in decisions)
+    return f"dcp: pruned {plural(len(decisions), 'tool call')} (~{tokens:,} tokens saved per request)"
 
 
-def detail_line(record: CallRecord) -> str:
+def detail_line(decision: Decision) -> str:
     """One call of a detailed notification: tool, call id, why, saving."""
-    return f"  - {record.tool} {record.call_id}: {reason_text(record.reason)}, ~{record.tokens_saved:,} tokens"
+    return f"  - {decision.tool} {decision.call_id}: {reason_text(decision.strategy)}, ~{decision.tokens_saved:,} tokens"
 
 
-def format_notification(records: Sequence[CallRecord], level: str) -> str | None:
+def format_notification(decisions: Sequence[Decision], level: str) -> str | None:
     """The notification for new decisions at a `pruneNotification` level; None when nothing to say."""
-    if level == "off" or not records:
+    if level == "off" or not decisions:
         return None
-    head = summary_line(records)
+    head = summary_line(decisions)
     if level != "detailed":
         return head
     lines = [head + ":"]
-    lines.extend(detail_line(r) for r in records[:DETAILED_LIMIT])
-    if len(records) > DETAILED_LIMIT:
-        rest = records[DETAILED_LIMIT:]
-        lines.append(f"  ... and {plural(len(rest), 'more call')} (~{sum(r.tokens_saved for r in rest):,} tokens)")
+    lines.extend(detail_line(d) for d in decisions[:DETAILED_LIMIT])
+    if len(decisions) > DETAILED_LIMIT:
+        rest = decisions[DETAILED_LIMIT:]
+        lines.append(f"  ... and {plural(len(rest), 'more call')} (~{sum(d.tokens_saved for d in rest):,} tokens)")
     return "\n".join(lines)

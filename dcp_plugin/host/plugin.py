@@ -1,28 +1,67 @@
-"""The hook implementations the host loads through the `agent_host` entry point: wiring only."""
+"""The plugin object a host registers: its hook implementations only wire the runtime."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.host.hostspec import hookimpl
+from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
 
-RUNTIME = Runtime()
+
+class DcpPlugin:
+    """The dcp hook implementations over one :class:`Runtime`.
+
+    A host process loads one from the ``agent_host`` entry point (:data:`plugin`); replays,
+    benchmarks and tests build their own, usually around a runtime that saves nothing.
+    """
+
+    def __init__(self, runtime: Runtime | None = None) -> None:
+        self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
+
+    @hookimpl
+    def host_startup(self, context: dict[str, Any]) -> None:
+        """Adopt the host's project directory and capabilities."""
+        self.runtime.startup(context)
+
+    @hookimpl
+    def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        """Prune obsolete tool content from the outgoing messages, in place."""
+        self.runtime.transform(input, output)
+
+    @hookimpl
+    def command_execute_before(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        """Answer `/dcp ...` commands."""
+        self.runtime.command(input, output)
+
+    @hookimpl
+    def context_snapshot(self, session_id: str) -> dict[str, Any] | None:
+        """The session's latest context snapshot, with the tip's text."""
+        snapshot = self.runtime.snapshot(session_id)
+        if snapshot is None:
+            return None
+        data = snapshot.to_dict()
+        data["tip_text"] = (
+            tip_text(snapshot.tip, snapshot.estimated_input_tokens, snapshot.context_limit) if snapshot.tip else None
+        )
+        return data
+
+    @hookimpl
+    def compaction_advice(self, session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """Run the compaction controller for the session's latest snapshot."""
+        outcome = self.runtime.compaction_advice(session_id, messages)
+        if outcome is None:
+            return None
+        return {
+            "status": str(outcome.status),
+            "tokens": outcome.tokens,
+            "forced": outcome.forced,
+            "summary": outcome.summary,
+            "consecutive_failures": outcome.consecutive_failures,
+            "error": outcome.error,
+        }
 
 
-@hookimpl
-def host_startup(context: dict[str, Any]) -> None:
-    """Adopt the host's project directory and capabilities."""
-    RUNTIME.startup(context)
-
-
-@hookimpl
-def chat_messages_transform(input: dict[str, Any], output: dict[str, Any]) -> None:
-    """Prune obsolete tool content from the outgoing messages, in place."""
-    RUNTIME.transform(input, output)
-
-
-@hookimpl
-def command_execute_before(input: dict[str, Any], output: dict[str, Any]) -> None:
-    """Answer `/dcp ...` commands."""
-    RUNTIME.command(input, output)
+# What the `agent_host` entry point names: the instance a host process registers.
+plugin = DcpPlugin()

@@ -1,31 +1,54 @@
-"""The plugin's runtime: sessions, config and the per-request pipeline behind the hooks."""
+"""The plugin's runtime: every session of one host process, and the one per-request API all façades use.
+
+The façades (the pluggy hooks in :mod:`~dcp_plugin.host.plugin`, the bridge server, the
+``/dcp`` commands, replay and the benchmarks) call only the public methods here:
+
+- :meth:`Runtime.prepare` syncs a session with the messages about to be sent and returns the
+  :class:`Outgoing` patches (all of them, or those applied since the caller's token);
+- :meth:`Runtime.finish` does the bookkeeping of a sent request (notifications, the context
+  snapshot and its tip, statistics); it never raises, and a bridge calls it after replying;
+- :meth:`Runtime.transform` is both in one call, for hosts that hand a mutable list;
+- :meth:`Runtime.reset`, :meth:`Runtime.drop`, :meth:`Runtime.snapshot`,
+  :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.view` and
+  :meth:`Runtime.command` for the rest.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from dcp_plugin.host import store as store_mod
-from dcp_plugin.host.bookkeeping import Bookkeeper, last_model_id
-from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
-from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
+from dcp_plugin.budget.compaction import CompactionOutcome
+from dcp_plugin.budget.snapshot import ContextSnapshot
+from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.notifications import format_notification
+from dcp_plugin.host.notifier import Notifier, Notify
+from dcp_plugin.host.persistence import Persistence
+from dcp_plugin.host.snapshots import SnapshotTracker
+from dcp_plugin.pipeline.conversation import ModelRef, latest_model, model_ref, session_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import Desync, Patches, apply, plan
+from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.strategies import SWEEP
 
 log = logging.getLogger("dcp_plugin")
 
-Notify = Callable[[str | None, str], None]
+
+class ConfigProvider(Protocol):
+    """Anything that answers the effective config (a live config source, a pinned config)."""
+
+    def get(self) -> DcpConfig: ...
+
 
 class StaticConfig:
-    """A config source that always answers the same config (tests, embedding hosts)."""
+    """A config source that always answers the same config (tests, embedding hosts, a CLI's --config)."""
 
     def __init__(self, config: DcpConfig | None = None) -> None:
         self.config = config or DcpConfig()
@@ -35,122 +58,339 @@ class StaticConfig:
         return self.config
 
 
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """What one request writes, and what :meth:`Runtime.finish` needs afterwards.
+
+    ``patches`` hold the session's decisions in force (all of them, or with ``incremental``
+    only those applied since the caller's token) paired with their tool states in the
+    messages given to :meth:`Runtime.prepare`. ``token`` names what the caller holds after
+    applying them: hand it back as ``since`` next time.
+    """
+
+    session_id: str
+    epoch: int
+    patches: Patches
+    incremental: bool
+    token: tuple[int, int]
+    model: ModelRef | None
+    saved_tokens: int  # tokens every decision in force removes from this request
+    in_force: int  # how many calls those decisions prune
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A read-only picture of one session for the commands: the config and the decisions in force."""
+
+    session_id: str
+    config: DcpConfig
+    in_force: tuple[Decision, ...]
+    records: tuple[CallRecord, ...]
+    saved_by_strategy: Mapping[str, tuple[int, int]]
+    restarts: int
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    """What a sweep pruned, and what it skipped and why."""
+
+    swept: tuple[Decision, ...]
+    skipped: tuple[tuple[CallRecord, str], ...]
+    scope: str
+
+
+@dataclass(eq=False)
+class _Session:
+    state: SessionState
+    snapshots: SnapshotTracker
+    model: ModelRef | None = None
+
+
 class Runtime:
     """Holds every session of one host process and runs the pipeline for each request."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, config_source: Any = None) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        config: DcpConfig | ConfigProvider | None = None,
+        *,
+        store: Any = None,
+        notify: Notify | None = None,
+        create_global_config: bool = False,
+    ) -> None:
         self.directory = str(Path(directory) if directory is not None else Path.cwd())
-        self.notify: Notify | None = None
-        self.context: dict[str, Any] = {}
-        self._config_source = config_source
-        self.sessions: dict[str, SessionState] = {}
+        self.notifier = Notifier(notify)
+        self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
+        self._create_global_config = create_global_config
+        self._sessions: dict[str, _Session] = {}
         self._lock = threading.RLock()
-        self.bookkeeper = Bookkeeper(self)
+        self._persistence = Persistence(store, self.notifier.warn)
+        self._summarize: Callable[[dict[str, Any]], Any] | None = None
+        self._startup_model: ModelRef | None = None
+        self._debug_log: Any = None
+        self._last: dict[str, Outgoing] = {}
 
-    # -- host wiring -------------------------------------------------------------------------
-    def startup(self, context: dict[str, Any]) -> None:
-        """Adopt the host's directory and capabilities."""
-        if not isinstance(context, dict):
+    # -- setup -------------------------------------------------------------------------------
+    def startup(self, context: Mapping[str, Any]) -> None:
+        """Adopt the host's directory and capabilities (see ``hostspec.host_startup``)."""
+        if not isinstance(context, Mapping):
             return
-        self.context = context
         directory = context.get("directory")
         if isinstance(directory, (str, os.PathLike)) and str(directory):
-            if str(directory) != self.directory and self._config_source is not None and not isinstance(
-                self._config_source, StaticConfig
-            ):
-                self._config_source = None
+            if str(directory) != self.directory and not isinstance(self._config, StaticConfig):
+                self._config = None  # the project's config files are elsewhere
             self.directory = str(Path(directory))
         notify = context.get("notify")
-        self.notify = notify if callable(notify) else None
-
-    def report(self, session_id: str | None, text: str) -> None:
-        """Show a message to the user through the host, else on stderr; never raises."""
-        try:
-            if self.notify is not None:
-                self.notify(session_id, text)
-                return
-        except Exception:  # noqa: BLE001 - a broken notify must not break the request
-            log.exception("dcp: the host's notify failed")
-        print(text if text.startswith("dcp") else f"dcp: {text}", file=sys.stderr)
+        self.notifier.host = notify if callable(notify) else None
+        summarize = context.get("summarize")
+        self._summarize = summarize if callable(summarize) else None
+        self._startup_model = model_ref(context.get("model"))
+        if context.get("persist") is False:
+            self._persistence.use(None)
+        if self._create_global_config:
+            self._config_source().ensure_global_file()
 
     def config(self) -> DcpConfig:
-        """The effective config, reloaded cheaply when a file changed."""
-        if self._config_source is None:
-            self._config_source = self._make_config_source()
-        return self._config_source.get()
+        """The effective config, re-read cheaply when a file changed."""
+        return self._config_source().get()
+
+    def _config_source(self) -> Any:
+        if self._config is None:
+            from dcp_plugin.config.source import ConfigSource
+
+            self._config = ConfigSource(Path(self.directory), self.notifier, create_global=False)
+        return self._config
 
     def use_config(self, config: DcpConfig | None) -> None:
         """Pin a config (a CLI's --config), or go back to the config files with None."""
-        self._config_source = StaticConfig(config) if config is not None else None
+        self._config = StaticConfig(config) if config is not None else None
 
-    def _make_config_source(self) -> Any:
-        from dcp_plugin.config.source import ConfigSource
+    def use_store(self, store: Any) -> None:
+        """Persist to ``store`` (``persistence.USER_STORE`` for the user's database), or nowhere with None."""
+        self._persistence.use(store)
 
-        return ConfigSource(Path(self.directory), self.report)
+    # -- the request path --------------------------------------------------------------------
+    def prepare(
+        self,
+        session_id: str,
+        messages: Sequence[Any],
+        *,
+        model: ModelRef | None = None,
+        changed_from: int | None = None,
+        since: tuple[int, int] | None = None,
+    ) -> Outgoing | None:
+        """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
-    def session(self, session_id: str, config: DcpConfig | None = None) -> SessionState:
-        """The state of a session, created on first sight."""
-        state = self.sessions.get(session_id)
-        config = config or self.config()
-        if state is None:
-            state = self.sessions[session_id] = SessionState(session_id, config, self.directory)
-            self.bookkeeper.restore(state)
-        else:
-            state.reconfigure(config)
-        return state
-
-    # -- the hot path ------------------------------------------------------------------------
-    def sync(self, messages: list[Any], input: dict[str, Any] | None = None) -> SessionState | None:
-        """Bring the session of ``messages`` up to date (None when the plugin is disabled); may raise."""
+        ``changed_from``: messages from this index on were resent since the last call (their
+        ids unchanged). ``since``: the token of the patches the caller already holds (from the
+        previous :class:`Outgoing`); when still valid only newer patches are returned. Raises
+        on an internal failure: callers fail open (send the request unpruned).
+        """
         config = self.config()
         if not config.enabled:
             return None
         with self._lock:
-            state = self.session(session_id_of(input, messages), config)
-            state.update(messages)
-            return state
-
-    def plan(self, messages: list[Any], input: dict[str, Any] | None = None) -> tuple[SessionState | None, Patches]:
-        """Sync the session with ``messages`` and return the patches to send; may raise."""
-        with self._lock:
-            state = self.sync(messages, input)
-            if state is None:
-                return None, Patches()
+            session = self._session(session_id, config)
+            state = session.state
+            state.update(messages, changed_from)
+            session.model = self._model_for(model, messages)
             try:
-                patches = plan(messages, state.decided)
+                patches, incremental = self._plan(state, messages, since)
             except Desync:
-                # The prefix fingerprint matched but a part moved: rebuild from scratch once.
-                state.resync()
+                # The prefix fingerprint matched but a call moved: rebuild from scratch once.
+                state.restart()
                 state.update(messages)
-                patches = plan(messages, state.decided)
-            state.last_patches = patches
-        return state, patches
+                patches, incremental = self._plan(state, messages, None)
+            outgoing = Outgoing(
+                session_id,
+                state.epoch,
+                patches,
+                incremental,
+                (state.epoch, len(state.applied)),
+                session.model,
+                state.saved_tokens,
+                state.in_force_count,
+            )
+            self._last[session_id] = outgoing
+            return outgoing
 
-    def transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """The chat_messages_transform hook: prune in place, or leave everything untouched."""
+    @staticmethod
+    def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
+        if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
+            return plan(messages, state.applied[since[1] :]), True
+        return plan(messages, state.applied), False
+
+    def _model_for(self, model: ModelRef | None, messages: Sequence[Any]) -> ModelRef | None:
+        known = (model or ModelRef()).merged_over(self._startup_model).merged_over(latest_model(messages))
+        return None if known == ModelRef() else known
+
+    def finish(self, outgoing: Outgoing, messages: Sequence[Any], *, request: bool = True) -> ContextSnapshot | None:
+        """Bookkeeping of a sent request: notifications, debug log, snapshot and tip, statistics; never raises.
+
+        ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
+        """
         try:
-            messages = output.get("messages") if isinstance(output, dict) else None
+            with self._lock:
+                session = self._sessions.get(outgoing.session_id)
+                if session is None:
+                    return None
+                state = session.state
+                config = state.config
+                applied = state.take_new_applied()
+                if applied:
+                    fresh = self._persistence.record(state.session_id, applied)
+                    self._debug(state, fresh)
+                    if request:
+                        self._notify_pruned(state, [d for d in fresh if d.strategy != SWEEP])
+                image_tokens = config.context_budget.image_token_estimate
+                snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
+                tip = session.snapshots.tip_change()
+                if request:
+                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict())
+            if tip is not None and request and config.context_budget.notify:
+                self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
+            self._persistence.flush()
+            return snapshot
+        except Exception:  # noqa: BLE001 - bookkeeping must never break the request
+            log.exception("dcp: post-request bookkeeping failed")
+            return None
+
+    def transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
+        """The chat_messages_transform hook: prune ``output["messages"]`` in place, or leave it untouched."""
+        try:
+            messages = output.get("messages") if isinstance(output, Mapping) else None
             if not isinstance(messages, list) or not messages:
                 return
-            state, patches = self.plan(messages, input if isinstance(input, dict) else None)
-            apply(patches)
+            hook_input = input if isinstance(input, Mapping) else {}
+            outgoing = self.prepare(
+                session_id_of(hook_input, messages), messages, model=model_ref(hook_input.get("model"))
+            )
+            if outgoing is None:
+                return
+            apply(outgoing.patches)
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
             return
-        if state is not None:
-            self.after_request(state, messages, input if isinstance(input, dict) else None)
+        self.finish(outgoing, messages)
 
-    def after_request(self, state: SessionState, messages: list[Any], input: dict[str, Any] | None = None) -> None:
-        """Snapshot, notifications, debug log and persistence after a request; never raises."""
-        self.bookkeeper.after_request(state, messages, input)
+    # -- sessions ----------------------------------------------------------------------------
+    def _session(self, session_id: str, config: DcpConfig) -> _Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            stored = self._persistence.load(session_id)
+            snapshot = None
+            if stored.snapshot:
+                try:
+                    snapshot = ContextSnapshot.from_dict(stored.snapshot)
+                except ValueError:
+                    snapshot = None
+            state = SessionState(session_id, config, self.directory, manual=stored.manual)
+            session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
+        else:
+            session.state.reconfigure(config)
+        return session
 
-    def use_store(self, store: store_mod.Store | None) -> None:
-        """Persist to ``store`` (tests, embedding hosts), or nowhere with None (replays, benchmarks)."""
-        self.bookkeeper.use_store(store)
+    def reset(self, session_id: str) -> None:
+        """Start a session's decisions over on its next request (the host says its history was rewritten)."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.state.restart()
 
-    def command(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+    def drop(self, session_id: str) -> None:
+        """Forget a session (its saved state stays in the store; it is restored on next sight)."""
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            self._last.pop(session_id, None)
+        self._persistence.forget(session_id)
+
+    def session_ids(self) -> list[str]:
+        """The sessions this runtime holds."""
+        with self._lock:
+            return list(self._sessions)
+
+    def last_outgoing(self, session_id: str) -> Outgoing | None:
+        """What the latest request of a session wrote (replay and benchmarks undo and count it)."""
+        with self._lock:
+            return self._last.get(session_id)
+
+    def view(self, session_id: str) -> SessionView | None:
+        """A read-only picture of a session, None when it was never seen."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            state = session.state
+            return SessionView(
+                session_id,
+                state.config,
+                tuple(state.in_force()),
+                tuple(state.ledger.records),
+                state.saved_by_strategy(),
+                state.restarts,
+            )
+
+    def snapshot(self, session_id: str) -> ContextSnapshot | None:
+        """The latest context snapshot of a session (restored from the store when not seen yet)."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                return session.snapshots.latest
+        stored = self._persistence.load(session_id).snapshot
+        try:
+            return ContextSnapshot.from_dict(stored) if stored else None
+        except ValueError:
+            return None
+
+    def compaction_advice(self, session_id: str, messages: Sequence[Any] | None = None) -> CompactionOutcome | None:
+        """What the compaction controller says for a session's latest snapshot; None when unknown.
+
+        Runs the host's ``summarize`` side query only when the snapshot reached the auto
+        threshold and ``contextBudget.compaction`` is enabled; the controller's circuit
+        breaker stops repeated failures. Never raises.
+        """
+        try:
+            enabled = self.config().context_budget.compaction.enabled
+            with self._lock:
+                session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            return session.snapshots.compaction_advice(enabled, self._summarize, list(messages or []))
+        except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
+            log.exception("dcp: compaction advice failed")
+            return None
+
+    def flush(self) -> None:
+        """Write the queued statistics now (they otherwise go out at most every few seconds and at exit)."""
+        self._persistence.flush(force=True)
+
+    def stored_stats(self, session_id: str) -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
+        """(this session's, all sessions') statistics from the store; (None, None) without one."""
+        return self._persistence.stats(session_id)
+
+    def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
+        """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
+        from dcp_plugin.commands.sweep import select
+
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            state = session.state
+            selection = select(
+                state.ledger.records, messages, count, state.config.sweep_protected(), state.protector
+            )
+            swept = state.sweep(messages, selection.eligible)
+            applied = state.take_new_applied()
+            if applied:
+                self._debug(state, self._persistence.record(session_id, applied))
+        self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept})
+        return SweepOutcome(tuple(swept), tuple(selection.skipped), selection.scope)
+
+    # -- commands ----------------------------------------------------------------------------
+    def command(self, input: Mapping[str, Any], output: dict[str, Any]) -> None:
         """The command_execute_before hook: answers `/dcp ...`; other commands are left alone."""
-        if not isinstance(input, dict) or not isinstance(output, dict):
+        if not isinstance(input, Mapping) or not isinstance(output, dict):
             return
         name = input.get("command")
         if not isinstance(name, str) or name.strip().lstrip("/") != "dcp":
@@ -165,7 +405,9 @@ class Runtime:
         arguments = input.get("arguments")
         arguments = arguments if isinstance(arguments, str) else ""
         try:
-            text = self._run_command(input, arguments)
+            from dcp_plugin.commands.dispatch import run
+
+            text = run(self, input, arguments)
         except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
             log.exception("dcp: /dcp %s failed", arguments)
             text = f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
@@ -175,84 +417,42 @@ class Runtime:
             parts = output["parts"] = []
         parts.append({"type": "text", "text": text})
 
-    def compaction_advice(self, session_id: str, messages: list[Any] | None = None) -> CompactionOutcome | None:
-        """What the compaction controller says for a session's latest snapshot; None when unknown.
-
-        For hosts that call it before a request. It runs the host's ``summarize`` side query
-        only when the snapshot reached the auto threshold and ``contextBudget.compaction``
-        is enabled; the controller's circuit breaker stops repeated failures. Never raises.
-        """
+    def sync_for_command(
+        self, session_id: str, messages: Sequence[Any] | None, model: ModelRef | None
+    ) -> ContextSnapshot | None:
+        """Bring a session up to date for a command without counting a request; its snapshot."""
+        if messages is None:
+            return self.snapshot(session_id)
+        outgoing = None
         try:
-            book = self.bookkeeper.books.get(session_id)
-            if book is None or book.snapshot is None:
-                return None
-            enabled = self.config().context_budget.compaction.enabled
-            if book.compaction is None:
-                book.compaction = CompactionController(enabled=enabled)
-            book.compaction.enabled = enabled
-            summarize = self.context.get("summarize") if isinstance(self.context, dict) else None
-            snap = book.snapshot
-            return book.compaction.before_request(
-                snap.estimated_input_tokens, snap.thresholds, summarize if callable(summarize) else None, messages or []
+            outgoing = self.prepare(session_id, messages, model=model)
+        except Exception:  # noqa: BLE001 - report what is known rather than nothing
+            log.exception("dcp: could not sync session %s for /dcp", session_id)
+        if outgoing is not None:
+            return self.finish(outgoing, messages, request=False)
+        return None
+
+    # -- sinks -------------------------------------------------------------------------------
+    def _notify_pruned(self, state: SessionState, decisions: list[Decision]) -> None:
+        text = format_notification(decisions, state.config.prune_notification)
+        if text is not None:
+            self.notifier.news(state.session_id, text)
+
+    def _debug(self, state: SessionState, decisions: list[Decision]) -> None:
+        if not state.config.debug:
+            return
+        from dcp_plugin.host.debuglog import DebugLog, state_dir
+
+        path = state_dir() / "debug.log"
+        if self._debug_log is None or self._debug_log.path != path:
+            if self._debug_log is not None:
+                self._debug_log.close()
+            self._debug_log = DebugLog(path)
+        for d in decisions:
+            self._debug_log.decision(
+                state.session_id,
+                d.call_id,
+                d.tool,
+                d.strategy,
+                f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
             )
-        except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
-            log.exception("dcp: compaction advice failed")
-            return None
-
-    def _run_command(self, input: dict[str, Any], arguments: str) -> str:
-        from dcp_plugin.commands.dispatch import CommandEnv, run
-
-        messages = input.get("messages")
-        messages = messages if isinstance(messages, list) and messages else None
-        session_id = session_id_of(input, messages or [])
-        state: SessionState | None = None
-        snapshot: ContextSnapshot | None = None
-        if messages is not None:
-            try:
-                state, _ = self.plan(messages, input)
-            except Exception:  # noqa: BLE001 - report what is known rather than nothing
-                log.exception("dcp: could not sync session %s for /dcp", session_id)
-                state = self.sessions.get(session_id)
-        else:
-            state = self.sessions.get(session_id)
-        with self.bookkeeper.lock:
-            book = self.bookkeeper.book_of(state) if state is not None else self.bookkeeper.books.get(session_id)
-            if state is not None and book is not None:
-                decisions = state.take_new_decisions()
-                if decisions:
-                    self.bookkeeper.record(state, book, decisions)
-            if messages is not None and state is not None and book is not None:
-                snapshot = self.bookkeeper.observe(state, book, messages, input)
-            elif messages is not None:
-                snapshot = BudgetTracker().observe(messages, None, last_model_id(messages))
-            elif book is not None:
-                snapshot = book.snapshot
-
-        def record_sweep(records: list[CallRecord]) -> None:
-            if state is None:
-                return
-            with self.bookkeeper.lock:
-                target = self.bookkeeper.book_of(state)
-                for record in records:
-                    target.manual[record.call_id] = record.reason or "sweep"
-                self.bookkeeper.record(state, target, state.take_new_decisions(), notify=False)
-            self.bookkeeper.flush(force=True)
-
-        def stats() -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
-            self.bookkeeper.flush(force=True)
-            store = self.bookkeeper.store()
-            if store is None:
-                return None, None
-            return store.stats(session_id), store.stats(None)
-
-        env = CommandEnv(
-            session_id=session_id,
-            messages=messages,
-            state=state,
-            config=state.config if state is not None else self.config(),
-            snapshot=snapshot,
-            record_sweep=record_sweep,
-            stored_stats=stats,
-        )
-        with self._lock:  # a sweep changes the session's decisions, like a request does
-            return run(env, arguments)

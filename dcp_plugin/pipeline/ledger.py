@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES, is_user, message_id, parts_of
+from dcp_plugin.pipeline.conversation import FINAL_STATUSES, HistoryMark, call_id_of, is_user, message_id, parts_of
+
+if TYPE_CHECKING:
+    from dcp_plugin.pipeline.placeholders import Decision
 
 
 @dataclass(slots=True, eq=False)
 class CallRecord:
-    """What the strategies need to know about one tool call; never its content."""
+    """What the strategies need to know about one tool call, and where it is; never its content.
+
+    ``output_decision`` and ``input_decision`` are the decisions that currently own each
+    field (None while nothing prunes it): the one place that says whether a call is pruned.
+    """
 
     call_id: str
     tool: str
@@ -20,12 +28,16 @@ class CallRecord:
     message_index: int
     part_index: int
     part_id: str | None
+    message_id: str | None
     turn: int
     status: str
-    reason: str | None = None
-    tokens_saved: int = 0
-    field: str | None = None
-    value: Any = None
+    output_decision: Decision | None = None
+    input_decision: Decision | None = None
+
+    @property
+    def pruned(self) -> bool:
+        """Whether some decision replaces a field of this call."""
+        return self.output_decision is not None or self.input_decision is not None
 
 
 def drop_nulls(value: Any, depth: int = 0) -> Any:
@@ -51,29 +63,6 @@ def signature(tool: str, tool_input: Any) -> bytes:
 
 
 @dataclass(slots=True)
-class Cursor:
-    """Where the previous sync stopped, and a fingerprint of the prefix it saw."""
-
-    seen: int = 0
-    first_id: str | None = None
-    last_id: str | None = None
-    last_parts: int = 0
-    turn: int = 0
-    seq: int = 0
-
-    def continues(self, messages: list[Any]) -> bool:
-        """Whether ``messages`` extends the history synced so far (no undo, no compaction)."""
-        if self.seen == 0:
-            return True
-        if len(messages) < self.seen:
-            return False
-        if message_id(messages[0]) != self.first_id:
-            return False
-        last = messages[self.seen - 1]
-        return message_id(last) == self.last_id and len(parts_of(last)) >= self.last_parts
-
-
-@dataclass(slots=True)
 class SyncResult:
     """Records that appeared or reached a final status in this sync, in conversation order."""
 
@@ -82,71 +71,81 @@ class SyncResult:
 
 
 class Ledger:
-    """All tool calls of one session, with the cursor that makes syncing incremental."""
+    """All tool calls of one session, with the mark that makes syncing incremental."""
 
     def __init__(self) -> None:
         self.records: list[CallRecord] = []
         self.by_call: dict[str, CallRecord] = {}
         self.unfinished: list[CallRecord] = []
-        self.cursor = Cursor()
+        self.mark = HistoryMark()
+        self.message_ids: list[str | None] = []  # per index, to check a resend from an index
+        self.turn = 0  # the current user turn (number of user messages seen)
+        self._seq = 0
 
-    @property
-    def turn(self) -> int:
-        """The current user turn (number of user messages seen)."""
-        return self.cursor.turn
+    def continues(self, messages: Sequence[Any], changed_from: int | None = None) -> bool:
+        """Whether ``messages`` can be synced incrementally (else the caller starts over).
 
-    def sync(self, messages: list[Any]) -> SyncResult:
-        """Record what is new since the last sync; the caller checks ``cursor.continues`` first."""
+        ``changed_from``: the host says messages from that index on were resent (a tool part
+        finished or a part was added after the message was first sent); their ids must not
+        have changed.
+        """
+        if not self.mark.continues(messages):
+            return False
+        if changed_from is None or changed_from >= self.mark.count:
+            return True
+        ids = self.message_ids
+        return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
+
+    def sync(self, messages: Sequence[Any], changed_from: int | None = None) -> SyncResult:
+        """Record what is new since the last sync; the caller checks :meth:`continues` first."""
         result = SyncResult()
-        cursor = self.cursor
-        start = cursor.seen
-        if start:
-            # The last seen message may have grown (a host streaming parts into it).
-            self._scan_parts(messages, start - 1, cursor.last_parts, result)
+        start = self.mark.count
+        rescan_from = start - 1 if start else 0
+        if changed_from is not None and changed_from < rescan_from:
+            rescan_from = changed_from
+        for index in range(rescan_from, min(start, len(messages))):
+            # Seen messages may have grown: a host streaming parts, or a resend from an index.
+            self._scan_parts(messages, index, result)
         if self.unfinished:
             self._recheck_unfinished(messages, result)
-        turn_before = cursor.turn
+        turn_before = self.turn
         for index in range(start, len(messages)):
-            message = messages[index]
-            if is_user(message):
-                cursor.turn += 1
-            self._scan_parts(messages, index, 0, result)
-        if len(messages) > start:
-            cursor.seen = len(messages)
-            if start == 0:
-                cursor.first_id = message_id(messages[0])
-        if cursor.seen:
-            last = messages[cursor.seen - 1]
-            cursor.last_id = message_id(last)
-            cursor.last_parts = len(parts_of(last))
-        result.new_turns = cursor.turn != turn_before
+            if is_user(messages[index]):
+                self.turn += 1
+            self._scan_parts(messages, index, result)
+        if messages:
+            self.mark.advance(messages)
+            self.message_ids.extend(message_id(messages[i]) for i in range(len(self.message_ids), len(messages)))
+        result.new_turns = self.turn != turn_before
         return result
 
-    def _scan_parts(self, messages: list[Any], index: int, first: int, result: SyncResult) -> None:
-        parts = parts_of(messages[index])
-        for part_index in range(first, len(parts)):
-            part = parts[part_index]
+    def _scan_parts(self, messages: Sequence[Any], index: int, result: SyncResult) -> None:
+        message = messages[index]
+        parts = parts_of(message)
+        for part_index, part in enumerate(parts):
             if not isinstance(part, dict) or part.get("type") != "tool":
                 continue
             state = part.get("state")
             tool = part.get("tool")
             if not isinstance(state, dict) or not isinstance(tool, str):
                 continue
-            call_id = part.get("callID") or part.get("id") or f"{message_id(messages[index]) or index}#{part_index}"
-            if not isinstance(call_id, str) or call_id in self.by_call:
+            call_id = call_id_of(part, message, index, part_index)
+            if call_id in self.by_call:
                 continue
             status = state.get("status")
+            part_id = part.get("id")
             record = CallRecord(
                 call_id=call_id,
                 tool=tool,
-                seq=self.cursor.seq,
+                seq=self._seq,
                 message_index=index,
                 part_index=part_index,
-                part_id=part.get("id") if isinstance(part.get("id"), str) else None,
-                turn=self.cursor.turn,
+                part_id=part_id if isinstance(part_id, str) else None,
+                message_id=message_id(message),
+                turn=self.turn,
                 status=status if isinstance(status, str) else "pending",
             )
-            self.cursor.seq += 1
+            self._seq += 1
             self.records.append(record)
             self.by_call[call_id] = record
             if record.status in FINAL_STATUSES:
@@ -154,7 +153,7 @@ class Ledger:
             else:
                 self.unfinished.append(record)
 
-    def _recheck_unfinished(self, messages: list[Any], result: SyncResult) -> None:
+    def _recheck_unfinished(self, messages: Sequence[Any], result: SyncResult) -> None:
         still: list[CallRecord] = []
         for record in self.unfinished:
             state = self.state_of(messages, record)
@@ -168,20 +167,21 @@ class Ledger:
         result.finished.sort(key=lambda r: r.seq)
 
     @staticmethod
-    def part_of(messages: list[Any], record: CallRecord) -> dict[str, Any] | None:
+    def part_of(messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
         """The record's part in ``messages``, or None when it is not where it was."""
         try:
-            part = messages[record.message_index]["parts"][record.part_index]
+            message = messages[record.message_index]
+            part = message["parts"][record.part_index]
         except (IndexError, KeyError, TypeError):
             return None
         if not isinstance(part, dict):
             return None
-        if (part.get("callID") or part.get("id") or record.call_id) != record.call_id:
+        if call_id_of(part, message, record.message_index, record.part_index) != record.call_id:
             return None
         return part
 
     @classmethod
-    def state_of(cls, messages: list[Any], record: CallRecord) -> dict[str, Any] | None:
+    def state_of(cls, messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
         """The record's tool state dict in ``messages``, or None."""
         part = cls.part_of(messages, record)
         state = part.get("state") if part is not None else None

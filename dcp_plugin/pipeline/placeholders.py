@@ -1,13 +1,14 @@
-"""Turns pruning decisions into placeholder patches and applies them to the outgoing messages."""
+"""Placeholders and patches: what a decision writes into a tool state, and writing it into the outgoing messages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, overload
 
+from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.protection import PATH_KEYS
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.tokens import COMPACTED_OUTPUT_TEXT, json_chars, tokens_removed
 
 # Stable strings: the same text every time keeps the provider's prompt cache warm.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"
@@ -16,11 +17,62 @@ FAILED_INPUT_PLACEHOLDER = "[dcp: input removed - call failed turns ago]"
 SWEPT_PLACEHOLDER = "[dcp: removed by /dcp sweep]"
 
 Field = Literal["input", "output"]
-Patch = tuple[CallRecord, dict[str, Any]]
+Cut = tuple[int, int, str]
 
 
-class Desync(Exception):
-    """A decided call is no longer where the ledger saw it: the history changed under us."""
+@dataclass(frozen=True, slots=True)
+class ReplaceOutput:
+    """Replace a completed call's whole output by ``text``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShrinkInput:
+    """Replace every input string longer than ``text`` by it, at every depth; top-level ``keep`` keys stay."""
+
+    text: str
+    keep: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class CutOutput:
+    """Replace ranges ``[start, end)`` of the original output string by short texts."""
+
+    cuts: tuple[Cut, ...]
+
+
+Edit = ReplaceOutput | ShrinkInput | CutOutput
+
+
+@dataclass(slots=True, eq=False)
+class Decision:
+    """One strategy's verdict on one field of one call, and what is written there once applied.
+
+    ``value`` is the field's whole new value (for a cut, the cut string); ``cuts`` and
+    ``expect_length`` describe a cut against the original for clients that apply patches
+    themselves (the bridge). ``applied_at`` is the session request index it was first written
+    in, None while it waits; ``superseded`` is set when a later decision on the same field
+    replaced it.
+    """
+
+    record: CallRecord
+    strategy: str
+    field: Field
+    value: Any
+    tokens_saved: int
+    cuts: tuple[Cut, ...] | None = None
+    expect_length: int | None = None
+    applied_at: int | None = None
+    superseded: bool = False
+
+    @property
+    def call_id(self) -> str:
+        return self.record.call_id
+
+    @property
+    def tool(self) -> str:
+        return self.record.tool
 
 
 def shrink_strings(value: Any, placeholder: str, keep: frozenset[str] = frozenset(), depth: int = 0) -> Any:
@@ -43,58 +95,111 @@ def shrink_strings(value: Any, placeholder: str, keep: frozenset[str] = frozense
     return value
 
 
-def replacement(reason: str, state: dict[str, Any]) -> tuple[Field | None, Any]:
-    """Which field of a call's state a decision replaces and with what; (None, None) when nothing shrinks."""
-    error = state.get("status") == "error"
-    if reason == "deduplication" or (reason == "sweep" and not error):
-        placeholder = DUPLICATE_PLACEHOLDER if reason == "deduplication" else SWEPT_PLACEHOLDER
-        output = state.get("output")
-        if isinstance(output, str) and len(output) <= len(placeholder):
-            return None, None
-        return "output", placeholder
-    tool_input = state.get("input")
-    if not isinstance(tool_input, dict):
-        return None, None
-    if reason == "supersedeWrites":
-        value = shrink_strings(tool_input, SUPERSEDED_PLACEHOLDER, frozenset(PATH_KEYS))
-    elif reason == "purgeErrors":
-        value = shrink_strings(tool_input, FAILED_INPUT_PLACEHOLDER)
-    else:
-        value = shrink_strings(tool_input, SWEPT_PLACEHOLDER)
-    return ("input", value) if value != tool_input else (None, None)
+def output_is_cleared(state: dict[str, Any]) -> bool:
+    """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
+    when = state.get("time")
+    return isinstance(when, dict) and bool(when.get("compacted"))
 
 
-def decide_replacement(record: CallRecord, reason: str, state: dict[str, Any]) -> None:
-    """Fix a decided call's placeholder and its saving once; later requests reuse them."""
-    name, value = replacement(reason, state)
-    record.reason = reason
-    record.field = name
-    record.value = value
-    record.tokens_saved = (
-        max(0, estimate_json_tokens(state.get(name) or "") - estimate_json_tokens(value)) if name else 0
+def apply_cuts(text: str, cuts: Sequence[Cut]) -> str:
+    """``text`` with each ``[start, end)`` range replaced by its short text; ranges are sorted and disjoint."""
+    pieces: list[str] = []
+    position = 0
+    for start, end, replacement in cuts:
+        pieces.append(text[position:start])
+        pieces.append(replacement)
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, ...] | None] | None:
+    """(field, new value, cuts) of an edit on a call's state; None when it would not make the call smaller.
+
+    A placeholder never makes a part bigger and never adds a field the state did not have:
+    outputs that are missing, not strings and not larger than the placeholder as JSON, or
+    already cleared by the host, are left alone.
+    """
+    if isinstance(edit, ReplaceOutput):
+        if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
+            return None
+        output = state["output"]
+        if output is None or json_chars(output) <= len(edit.text):
+            return None
+        return "output", edit.text, None
+    if isinstance(edit, ShrinkInput):
+        tool_input = state.get("input")
+        if not isinstance(tool_input, dict):
+            return None
+        value = shrink_strings(tool_input, edit.text, edit.keep)
+        return ("input", value, None) if value != tool_input else None
+    output = state.get("output")
+    if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state):
+        return None
+    cuts = tuple(sorted(edit.cuts))
+    if not cuts or any(not (0 <= s < e <= len(output)) for s, e, _ in cuts):
+        return None
+    if any(cuts[i][1] > cuts[i + 1][0] for i in range(len(cuts) - 1)):
+        return None
+    value = apply_cuts(output, cuts)
+    return ("output", value, cuts) if len(value) < len(output) else None
+
+
+def decide(record: CallRecord, strategy: str, edit: Edit, state: dict[str, Any]) -> Decision | None:
+    """The decision an edit makes on a call, with what it saves; None when it saves nothing."""
+    realized = realize(edit, state)
+    if realized is None:
+        return None
+    field, value, cuts = realized
+    saved = tokens_removed(state, field, value)
+    if saved <= 0:
+        return None
+    original = state.get(field)
+    return Decision(
+        record=record,
+        strategy=strategy,
+        field=field,
+        value=value,
+        tokens_saved=saved,
+        cuts=cuts,
+        expect_length=len(original) if cuts is not None and isinstance(original, str) else None,
     )
 
 
+def sweep_edit(state: dict[str, Any]) -> Edit:
+    """What `/dcp sweep` removes: a completed call's output, an errored call's inputs."""
+    if state.get("status") == "error":
+        return ShrinkInput(SWEPT_PLACEHOLDER)
+    return ReplaceOutput(SWEPT_PLACEHOLDER)
+
+
+class Desync(Exception):
+    """A decided call is no longer where the ledger saw it: the history changed under us."""
+
+
+Patch = tuple[Decision, dict[str, Any]]
+
+
 class Patches(Sequence[Patch]):
-    """The (record, state) pairs of one request, held as two parallel lists.
+    """The (decision, tool state) pairs of one request, held as two parallel lists.
 
     A long session re-applies thousands of placeholders on every request. One tuple per pair
     would be thousands of new container objects per request, each one the cyclic collector
     then has to scan (measured: about a quarter of a warm request at 20,000 messages); two
-    flat lists cost two objects. Iterating yields ``(record, state)`` pairs as before.
+    flat lists cost two objects. Iterating yields ``(decision, state)`` pairs.
     """
 
-    __slots__ = ("records", "states")
+    __slots__ = ("decisions", "states")
 
-    def __init__(self, records: list[CallRecord] | None = None, states: list[dict[str, Any]] | None = None) -> None:
-        self.records: list[CallRecord] = records if records is not None else []
+    def __init__(self, decisions: list[Decision] | None = None, states: list[dict[str, Any]] | None = None) -> None:
+        self.decisions: list[Decision] = decisions if decisions is not None else []
         self.states: list[dict[str, Any]] = states if states is not None else []
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.decisions)
 
     def __iter__(self) -> Iterator[Patch]:
-        return zip(self.records, self.states)
+        return zip(self.decisions, self.states)
 
     @overload
     def __getitem__(self, index: int) -> Patch: ...
@@ -104,12 +209,12 @@ class Patches(Sequence[Patch]):
 
     def __getitem__(self, index: int | slice) -> Patch | Patches:
         if isinstance(index, slice):
-            return Patches(self.records[index], self.states[index])
-        return self.records[index], self.states[index]
+            return Patches(self.decisions[index], self.states[index])
+        return self.decisions[index], self.states[index]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Patches):
-            return self.records == other.records and self.states == other.states
+            return self.decisions == other.decisions and self.states == other.states
         if isinstance(other, (list, tuple)):
             return list(self) == list(other)
         return NotImplemented
@@ -120,53 +225,65 @@ class Patches(Sequence[Patch]):
         return f"Patches({list(self)!r})"
 
 
-def plan(messages: list[Any], decided: list[CallRecord]) -> Patches:
-    """(record, state) pairs for every decided call that has a placeholder; Desync if one moved.
+def plan(messages: Sequence[Any], applied: Sequence[Decision]) -> Patches:
+    """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
     Pure: nothing in ``messages`` changes (the bridge plans against its never-patched mirror).
     """
-    records: list[CallRecord] = []
+    decisions: list[Decision] = []
     states: list[dict[str, Any]] = []
-    keep_record = records.append
+    keep_decision = decisions.append
     keep_state = states.append
-    for record in decided:
-        if record.field is None:
+    for decision in applied:
+        if decision.superseded:
             continue
+        record = decision.record
         call_id = record.call_id
         try:
-            part = messages[record.message_index]["parts"][record.part_index]
+            message = messages[record.message_index]
+            part = message["parts"][record.part_index]
             state = part["state"]
         except (IndexError, KeyError, TypeError):
             raise Desync(call_id) from None
-        if type(state) is not dict or part.get("callID", call_id) != call_id:
+        if type(state) is not dict:
             raise Desync(call_id)
-        keep_record(record)
+        if part.get("callID") != call_id and call_id_of(part, message, record.message_index, record.part_index) != call_id:
+            raise Desync(call_id)
+        keep_decision(decision)
         keep_state(state)
-    return Patches(records, states)
+    return Patches(decisions, states)
 
 
-def apply(patches: Sequence[Patch]) -> None:
+def apply(patches: Patches) -> None:
     """Write the placeholders; plain dict stores, so this step cannot fail halfway."""
-    for record, state in patches:
-        value = record.value
+    for decision, state in zip(patches.decisions, patches.states):
+        value = decision.value
         # Inputs are copied so that a host mutating what it sent cannot alter our cached value.
-        state[record.field] = dict(value) if type(value) is dict else value  # type: ignore[index]
+        state[decision.field] = dict(value) if type(value) is dict else value
 
 
-def to_wire(messages: list[Any], patches: Sequence[Patch]) -> list[dict[str, Any]]:
-    """The patches as plain JSON for a bridge client, addressed by ids and positions."""
+def sent_output(state: dict[str, Any]) -> Any:
+    """The output text the host sends for a completed call (a cleared text when it compacted it)."""
+    return COMPACTED_OUTPUT_TEXT if output_is_cleared(state) else state.get("output")
+
+
+def to_wire(messages: Sequence[Any], decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+    """The decisions as plain JSON patches for a bridge client, addressed by position and checked by ids."""
     out: list[dict[str, Any]] = []
-    for record, _ in patches:
-        info = messages[record.message_index].get("info") or {}
-        out.append(
-            {
-                "messageIndex": record.message_index,
-                "partIndex": record.part_index,
-                "messageID": info.get("id") if isinstance(info, dict) else None,
-                "partID": record.part_id,
-                "callID": record.call_id,
-                "field": record.field,
-                "value": record.value,
-            }
-        )
+    for decision in decisions:
+        record = decision.record
+        patch: dict[str, Any] = {
+            "messageIndex": record.message_index,
+            "partIndex": record.part_index,
+            "messageID": record.message_id,
+            "partID": record.part_id,
+            "callID": record.call_id,
+            "field": decision.field,
+        }
+        if decision.cuts is not None:
+            patch["cuts"] = [list(cut) for cut in decision.cuts]
+            patch["expect"] = {"length": decision.expect_length}
+        else:
+            patch["value"] = decision.value
+        out.append(patch)
     return out

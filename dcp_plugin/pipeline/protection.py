@@ -9,6 +9,22 @@ from typing import Any
 
 import pathspec
 
+# Tools whose calls no automatic strategy and no sweep may prune; config can add, never remove.
+HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
+    {
+        "task",
+        "todowrite",
+        "todoread",
+        "discard",
+        "extract",
+        "batch",
+        "write",
+        "edit",
+        "plan_enter",
+        "plan_exit",
+    }
+)
+
 PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 _SLASHES = re.compile(r"/{2,}")

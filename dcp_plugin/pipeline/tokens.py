@@ -93,6 +93,29 @@ def _tool_output(state: Mapping[str, Any]) -> Any:
     return ""
 
 
+def _tool_split(state: Mapping[str, Any]) -> tuple[ContentEstimate, ContentEstimate]:
+    model = ContentEstimate(json=estimate_json_tokens(state.get("input") or {}))
+    output = _tool_output(state)
+    incoming = ContentEstimate(json=estimate_json_tokens(output)) if output != "" else ZERO
+    return model, incoming
+
+
+def tool_state_tokens(state: Mapping[str, Any]) -> int:
+    """Tokens one tool call adds to a prompt: its input and what the host sends as its result."""
+    model, incoming = _tool_split(state)
+    return model.total + incoming.total
+
+
+def tokens_removed(state: Mapping[str, Any], field: str, value: Any) -> int:
+    """Tokens that replacing ``state[field]`` by ``value`` removes from a request.
+
+    The one definition every report uses (notifications, statistics, the store, replay and
+    ``/dcp context``): it counts what the host really sends, so an output the host already
+    cleared itself (OpenCode's compacted outputs) saves nothing.
+    """
+    return max(0, tool_state_tokens(state) - tool_state_tokens({**state, field: value}))
+
+
 def _file_estimate(part: Mapping[str, Any], image_tokens: int) -> ContentEstimate:
     text = part.get("text")
     if isinstance(text, str):
@@ -125,10 +148,7 @@ def estimate_part_split(
         state = part.get("state")
         if not isinstance(state, Mapping):
             return ZERO, ZERO
-        model = ContentEstimate(json=estimate_json_tokens(state.get("input") or {}))
-        output = _tool_output(state)
-        incoming = ContentEstimate(json=estimate_json_tokens(output)) if output != "" else ZERO
-        return model, incoming
+        return _tool_split(state)
     if kind == "file":
         return ZERO, _file_estimate(part, image_tokens)
     return ZERO, ZERO

@@ -10,12 +10,13 @@ from typing import Any
 
 import pluggy
 
-import dcp_plugin.host.hostspec
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import session_id_of
-from dcp_plugin.pipeline.placeholders import Patch
+from dcp_plugin.host import hostspec
+from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.strategies import STRATEGY_ORDER, SWEEP
+from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.pipeline.placeholders import Patches
+from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import estimate_message_tokens
 
 
@@ -77,32 +78,25 @@ class ReplayReport:
         }
 
 
-def load_plugin_host() -> tuple[pluggy.PluginManager, Any]:
-    """A pluggy host with the plugin module loaded from its entry point, persistence off.
+def plugin_host(directory: str, config: DcpConfig | None = None) -> tuple[pluggy.PluginManager, Runtime]:
+    """A pluggy host with a plugin instance of its own, started in ``directory``, that saves nothing.
 
-    Replays and benchmarks are what-ifs: they must not add to the user's persisted statistics.
+    Replays and benchmarks are what-ifs: they must not add to the user's statistics nor
+    create the user's config file, so their runtime has no store and no first-run duties.
     """
-    pm = pluggy.PluginManager(dcp_plugin.host.hostspec.PROJECT_NAME)
-    pm.add_hookspecs(dcp_plugin.host.hostspec)
-    pm.load_setuptools_entrypoints(dcp_plugin.host.hostspec.PROJECT_NAME)
-    plugin = pm.get_plugin("dcp")
-    if plugin is None:
-        raise RuntimeError("the `dcp` entry point of group `agent_host` is not installed; run `pip install .`")
-    plugin.RUNTIME.use_store(None)
-    return pm, plugin
+    pm = pluggy.PluginManager(hostspec.PROJECT_NAME)
+    pm.add_hookspecs(hostspec)
+    runtime = Runtime(directory, config)
+    pm.register(DcpPlugin(runtime), name="dcp")
+    pm.hook.host_startup(context={"directory": directory, "persist": False})
+    return pm, runtime
 
 
-def host_with_plugin(directory: str) -> tuple[pluggy.PluginManager, Runtime]:
-    """A pluggy host that loads the plugin from its entry point, as a real host does, started in ``directory``."""
-    pm, plugin = load_plugin_host()
-    pm.hook.host_startup(context={"directory": directory})
-    return pm, plugin.RUNTIME
-
-
-def undo_patches(original: list[dict[str, Any]], patches: Sequence[Patch]) -> None:
+def undo_patches(original: Sequence[dict[str, Any]], patches: Patches) -> None:
     """Put back, from the pristine ``original`` messages, every field a request's patches replaced."""
-    for record, target in patches:
-        target[record.field] = original[record.message_index]["parts"][record.part_index]["state"][record.field]  # type: ignore[index]
+    for decision, target in patches:
+        record = decision.record
+        target[decision.field] = original[record.message_index]["parts"][record.part_index]["state"][decision.field]
 
 
 def request_points(messages: list[dict[str, Any]]) -> list[int]:
@@ -115,12 +109,14 @@ def replay(
     directory: str,
     config: DcpConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
+    host: tuple[pluggy.PluginManager, Runtime] | None = None,
 ) -> ReplayReport:
-    """Send every request of the session through the plugin and account tokens and time."""
-    pm, runtime = host_with_plugin(directory)
-    runtime.use_config(config)
+    """Send every request of the session through the plugin and account tokens and time.
+
+    ``host``: a plugin host from :func:`plugin_host` to use (to inspect its runtime afterwards).
+    """
+    pm, runtime = host if host is not None else plugin_host(directory, config)
     session = session_id_of(None, messages)
-    runtime.sessions.pop(session, None)
     # Tool states are copied once so placeholders can be undone from the pristine originals.
     working = [
         {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}
@@ -139,20 +135,19 @@ def replay(
     for n, end in enumerate(points, 1):
         outgoing = working[:end]
         start = time.perf_counter()
-        hook(input={}, output={"messages": outgoing})
+        hook(input={"sessionID": session}, output={"messages": outgoing})
         elapsed = (time.perf_counter() - start) * 1000
-        state = runtime.sessions.get(session)
-        saved = sum(r.tokens_saved for r in state.decided) if state else 0
-        report.requests.append(
-            RequestRow(n, end, prefix_tokens[end], prefix_tokens[end] - saved, len(state.decided) if state else 0, round(elapsed, 3))
-        )
-        if state:
-            undo_patches(messages, state.last_patches)
+        sent = runtime.last_outgoing(session)
+        saved = sent.saved_tokens if sent is not None else 0
+        pruned = sent.in_force if sent is not None else 0
+        report.requests.append(RequestRow(n, end, prefix_tokens[end], prefix_tokens[end] - saved, pruned, round(elapsed, 3)))
+        if sent is not None:
+            undo_patches(messages, sent.patches)
         if progress:
             progress(n, len(points))
-    state = runtime.sessions.get(session)
-    totals = state.saved_by_strategy() if state else {}
-    for name in (*STRATEGY_ORDER, SWEEP):
+    view = runtime.view(session)
+    totals = view.saved_by_strategy if view is not None else {}
+    for name in ALL_REASONS:
         count, tokens = totals.get(name, (0, 0))
         report.pruned[name] = count
         report.saved_final[name] = tokens

@@ -1,22 +1,40 @@
-"""The automatic pruning strategies, each an incremental index over finished tool calls."""
+"""The automatic pruning strategies and their registry: the order they run in is the order listed here.
 
-from dcp_plugin.pipeline.strategies.deduplication import Deduplication
-from dcp_plugin.pipeline.strategies.purge_errors import PurgeErrors
-from dcp_plugin.pipeline.strategies.supersede_writes import SupersedeWrites
+Adding a strategy: write its module (a config section, a class following
+:class:`~dcp_plugin.pipeline.strategies.base.Strategy`, and a ``SPEC``), list the ``SPEC``
+in ``REGISTRY``, describe its section in ``schema/dcp.schema.json`` and add its row to the
+README table. Nothing else names strategies.
+"""
 
-DEDUPLICATION = "deduplication"
-SUPERSEDE_WRITES = "supersedeWrites"
-PURGE_ERRORS = "purgeErrors"
+from __future__ import annotations
+
+from dcp_plugin.pipeline.strategies import deduplication, purge_errors, supersede_writes
+from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, Strategy, StrategySpec
+
+REGISTRY: tuple[StrategySpec, ...] = (deduplication.SPEC, supersede_writes.SPEC, purge_errors.SPEC)
+STRATEGY_ORDER: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
+
+# Decisions that come from the user rather than from a strategy.
 SWEEP = "sweep"
-STRATEGY_ORDER: tuple[str, ...] = (DEDUPLICATION, SUPERSEDE_WRITES, PURGE_ERRORS)
+ALL_REASONS: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
+REASON_TEXT: dict[str, str] = {spec.name: spec.reason for spec in REGISTRY} | {SWEEP: "swept by /dcp sweep"}
+
+DEDUPLICATION = deduplication.NAME
+SUPERSEDE_WRITES = supersede_writes.NAME
+PURGE_ERRORS = purge_errors.NAME
 
 __all__ = [
-    "Deduplication",
-    "PurgeErrors",
-    "SupersedeWrites",
+    "ALL_REASONS",
     "DEDUPLICATION",
-    "SUPERSEDE_WRITES",
     "PURGE_ERRORS",
-    "SWEEP",
+    "REASON_TEXT",
+    "REGISTRY",
     "STRATEGY_ORDER",
+    "SUPERSEDE_WRITES",
+    "SWEEP",
+    "FinishedCall",
+    "Progress",
+    "Proposal",
+    "Strategy",
+    "StrategySpec",
 ]

@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 
+from pydantic import Field
+
+from dcp_plugin.config.section import Section
 from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.placeholders import FAILED_INPUT_PLACEHOLDER, ShrinkInput
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
+
+NAME = "purgeErrors"
+EDIT = ShrinkInput(FAILED_INPUT_PLACEHOLDER)
+
+
+class PurgeErrorsConfig(Section):
+    enabled: bool = True
+    turns: int = Field(default=4, ge=1)
+    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 
 class PurgeErrors:
@@ -15,15 +31,25 @@ class PurgeErrors:
         self.protected_tools = protected_tools
         self._waiting: list[tuple[int, int, CallRecord]] = []
 
-    def observe(self, record: CallRecord, path_protected: bool) -> None:
-        """Index a finished call; errored ones start waiting."""
-        if record.status == "error" and not path_protected and record.tool not in self.protected_tools:
+    def observe(self, call: FinishedCall) -> Iterable[Proposal]:
+        record = call.record
+        if record.status == "error" and not call.protected and record.tool not in self.protected_tools:
             heapq.heappush(self._waiting, (record.turn, record.seq, record))
+        return ()
 
-    def due(self, current_turn: int) -> list[CallRecord]:
+    def advance(self, progress: Progress) -> Iterable[Proposal]:
         """Failed calls whose age (current turn − their turn) reached the threshold."""
-        out: list[CallRecord] = []
+        out: list[Proposal] = []
         waiting = self._waiting
-        while waiting and current_turn - waiting[0][0] >= self.turns:
-            out.append(heapq.heappop(waiting)[2])
+        while waiting and progress.turn - waiting[0][0] >= self.turns:
+            out.append((heapq.heappop(waiting)[2], EDIT))
         return out
+
+
+def build(config: PurgeErrorsConfig) -> PurgeErrors | None:
+    if not config.enabled:
+        return None
+    return PurgeErrors(config.turns, HARDCODED_PROTECTED_TOOLS | frozenset(config.protected_tools))
+
+
+SPEC = StrategySpec(NAME, "failed call, input removed", PurgeErrorsConfig, build)

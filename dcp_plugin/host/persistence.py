@@ -1,0 +1,196 @@
+"""The persistence queue: what each session saves (decisions, sweeps, counters, its snapshot) and when."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcp_plugin.host import store as store_mod
+from dcp_plugin.pipeline.placeholders import Decision
+
+log = logging.getLogger("dcp_plugin")
+
+# Queued writes go out at most this often from the request path (and at exit, and on commands).
+FLUSH_INTERVAL_SECONDS = 10.0
+
+
+class _UserStore:
+    """The user's own database, at the default path of the environment the host runs in."""
+
+    def __repr__(self) -> str:
+        return "USER_STORE"
+
+
+USER_STORE: Any = _UserStore()
+_LIVE: weakref.WeakSet[Persistence] = weakref.WeakSet()
+
+
+def _flush_all_at_exit() -> None:
+    for queue in list(_LIVE):
+        queue.flush(force=True, at_exit=True)
+
+
+atexit.register(_flush_all_at_exit)
+
+
+@dataclass
+class _Pending:
+    """One session's writes waiting for the next flush."""
+
+    decisions: list[store_mod.Decision] = field(default_factory=list)
+    manual: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+    saved_sent: int = 0
+    snapshot: Mapping[str, Any] | None = None
+
+    def dirty(self) -> bool:
+        return bool(self.decisions or self.manual or self.requests or self.snapshot is not None)
+
+    def take(self, session_id: str) -> store_mod.SessionBatch:
+        batch = store_mod.SessionBatch(
+            session_id, self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot
+        )
+        self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot = [], {}, 0, 0, None
+        return batch
+
+    def give_back(self, batch: store_mod.SessionBatch) -> None:
+        self.decisions[:0] = batch.decisions
+        self.manual = {**batch.manual, **self.manual}
+        self.requests += batch.requests
+        self.saved_sent += batch.tokens_saved_sent
+        if self.snapshot is None:
+            self.snapshot = batch.snapshot
+
+
+class Persistence:
+    """Per-session writes queued on the request path and saved in one short transaction.
+
+    Automatic decisions follow from the history (a restarted host recomputes them), so only
+    their statistics wait for the next flush (at most every FLUSH_INTERVAL_SECONDS, and at
+    exit); sweeps are written at once. ``reported`` holds, per session, every call id already
+    counted (by this process or, per the store, an earlier one): the one place that says a
+    decision was already reported, so a restart or a rewritten history never counts or
+    notifies a call twice.
+    """
+
+    def __init__(self, store: Any = None, warn: Callable[[str], None] | None = None) -> None:
+        self._choice: Any = store
+        self._resolved: store_mod.Store | None = None
+        self._warn = warn
+        self._pending: dict[str, _Pending] = {}
+        self._reported: dict[str, set[str]] = {}
+        self._lock = threading.RLock()
+        self._last_flush = 0.0
+        _LIVE.add(self)
+
+    def use(self, store: Any) -> None:
+        """Persist to ``store``, to the user's database with USER_STORE, or nowhere with None."""
+        with self._lock:
+            self._choice = store
+            self._resolved = None
+
+    def store(self) -> store_mod.Store | None:
+        """The store in use; the user's database path is fixed the first time it is needed."""
+        with self._lock:
+            if self._choice is None:
+                return None
+            if self._resolved is None:
+                if self._choice is USER_STORE:
+                    self._resolved = store_mod.shared(store_mod.default_path(), self._warn)
+                else:
+                    self._resolved = self._choice
+            return self._resolved
+
+    def load(self, session_id: str) -> store_mod.StoredSession:
+        """What earlier processes saved for a session; empty when nothing is known or the store fails."""
+        stored = store_mod.StoredSession()
+        try:
+            store = self.store()
+            if store is not None:
+                stored = store.load_session(session_id)
+        except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh
+            log.exception("dcp: could not restore the saved state of session %s", session_id)
+        with self._lock:
+            self._reported.setdefault(session_id, set()).update(stored.pruned)
+        return stored
+
+    def record(self, session_id: str, decisions: Iterable[Decision]) -> list[Decision]:
+        """Queue newly applied decisions; returns those never reported before for this session."""
+        fresh: list[Decision] = []
+        with self._lock:
+            reported = self._reported.setdefault(session_id, set())
+            pending = self._pending.setdefault(session_id, _Pending())
+            for decision in decisions:
+                if decision.call_id in reported:
+                    continue
+                reported.add(decision.call_id)
+                fresh.append(decision)
+                pending.decisions.append(
+                    store_mod.Decision(decision.call_id, decision.tool, decision.strategy, decision.tokens_saved)
+                )
+        return fresh
+
+    def record_manual(self, session_id: str, manual: Mapping[str, str]) -> None:
+        """Queue user decisions (sweeps) and save them now: they cannot be recomputed from the history."""
+        with self._lock:
+            self._pending.setdefault(session_id, _Pending()).manual.update(manual)
+        self.flush(force=True)
+
+    def count_request(self, session_id: str, saved_tokens: int, snapshot: Mapping[str, Any] | None) -> None:
+        """Queue one request's counters and the session's latest snapshot."""
+        with self._lock:
+            pending = self._pending.setdefault(session_id, _Pending())
+            pending.requests += 1
+            pending.saved_sent += saved_tokens
+            if snapshot is not None:
+                pending.snapshot = snapshot
+
+    def forget(self, session_id: str) -> None:
+        """Stop tracking a session once its queued writes are out."""
+        self.flush(force=True)
+        with self._lock:
+            self._reported.pop(session_id, None)
+            self._pending.pop(session_id, None)
+
+    def stats(self, session_id: str) -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
+        """(this session's, all sessions') saved statistics after a flush; (None, None) without a store."""
+        self.flush(force=True)
+        store = self.store()
+        if store is None:
+            return None, None
+        return store.stats(session_id), store.stats(None)
+
+    def flush(self, force: bool = False, at_exit: bool = False) -> None:
+        """Write every session's pending writes in one transaction; never raises.
+
+        At exit only a store already opened is written: the user's database path was fixed
+        when it was first needed, so a process whose environment changed since (tests that
+        isolated HOME) never writes into another one.
+        """
+        try:
+            now = time.monotonic()
+            with self._lock:
+                if not force and now - self._last_flush < FLUSH_INTERVAL_SECONDS:
+                    return
+                self._last_flush = now
+                if at_exit and self._resolved is None:
+                    return
+                store = self.store()
+                if store is None:
+                    self._pending.clear()
+                    return
+                pending = [(sid, p, p.take(sid)) for sid, p in self._pending.items() if p.dirty()]
+            if not pending:
+                return
+            if not store.save([batch for _, _, batch in pending]) and store.available:
+                with self._lock:
+                    for _, queue, batch in pending:
+                        queue.give_back(batch)
+        except Exception:  # noqa: BLE001
+            log.exception("dcp: saving the pruning state failed")

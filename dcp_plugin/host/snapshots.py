@@ -1,0 +1,54 @@
+"""Per-session context snapshots: the budget tracker kept in step with the session, tier changes and compaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
+from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
+from dcp_plugin.budget.tips import TipId
+from dcp_plugin.pipeline.conversation import ModelRef
+
+
+class SnapshotTracker:
+    """How full one session's context is, updated after every request (incremental within an epoch)."""
+
+    def __init__(self, stored: ContextSnapshot | None = None) -> None:
+        self.tracker = BudgetTracker()
+        self.epoch: int | None = None
+        self.latest: ContextSnapshot | None = stored
+        self.compaction: CompactionController | None = None
+        self._tip: TipId | None = stored.tip if stored is not None else None
+
+    def observe(self, epoch: int, messages: Sequence[Any], model: ModelRef | None, image_tokens: int) -> ContextSnapshot:
+        """The snapshot for sending ``messages`` now; a new epoch (rewritten history) starts the tracker over."""
+        if epoch != self.epoch:
+            self.tracker.reset()
+            self.epoch = epoch
+        self.latest = self.tracker.observe(
+            messages,
+            model.context_limit if model is not None else None,
+            model.model_id if model is not None else None,
+            image_tokens,
+        )
+        return self.latest
+
+    def tip_change(self) -> TipId | None:
+        """The latest snapshot's tip when it differs from the last one reported, else None."""
+        tip = self.latest.tip if self.latest is not None else None
+        changed = tip != self._tip
+        self._tip = tip
+        return tip if changed else None
+
+    def compaction_advice(
+        self, enabled: bool, summarize: Callable[[dict[str, Any]], Any] | None, messages: Sequence[Any]
+    ) -> CompactionOutcome | None:
+        """What the compaction controller says for the latest snapshot; None before any request."""
+        snap = self.latest
+        if snap is None:
+            return None
+        if self.compaction is None:
+            self.compaction = CompactionController(enabled=enabled)
+        self.compaction.enabled = enabled
+        return self.compaction.before_request(snap.estimated_input_tokens, snap.thresholds, summarize, messages)
