@@ -206,3 +206,113 @@ def test_decisions_are_monotonic_while_history_grows(messages, config):
         current = decisions(runtime)
         assert previous.items() <= current.items()
         previous = current
+
+
+# -- fuzzer shapes: what a careless or hostile host may send ----------------------------------
+
+ODD_IDS = [None, "", 0, False, "dup", "c1"]
+ODD_OUTPUTS = [None, 7, ["x"] * 3, {"k": "v" * 200}, "", "O" * 300, ["L" * 100] * 3]
+
+
+@st.composite
+def fuzzed_histories(draw: Any) -> list[Any]:
+    """Histories with non-dict parts, odd statuses, falsy or duplicate ids and non-string outputs."""
+    messages: list[Any] = []
+    for i in range(draw(st.integers(1, 25))):
+        mid = draw(st.sampled_from([f"m{i}", f"m{i}", "mdup", None]))
+        role = "user" if i == 0 or draw(st.integers(0, 3)) == 0 else "assistant"
+        parts: list[Any] = []
+        for j in range(draw(st.integers(0, 3))):
+            kind = draw(st.integers(0, 9))
+            if kind == 0:
+                parts.append(draw(st.sampled_from([None, 3, "text", ["p"]])))
+                continue
+            tool = draw(st.sampled_from(["read", "bash", "write", 5]))
+            state: Any = {"status": draw(st.sampled_from(["completed", "completed", "error", "running", "weird", None]))}
+            state["input"] = draw(st.sampled_from([{"filePath": "a.py"}, {"command": "L" * 120}, "str", None, {"content": "C" * 300}]))
+            if draw(st.booleans()):
+                state["output"] = draw(st.sampled_from(ODD_OUTPUTS))
+            if draw(st.integers(0, 4)) == 0:
+                state = draw(st.sampled_from([None, [], "state"]))
+            part: dict[str, Any] = {"type": "tool", "tool": tool, "state": state}
+            if draw(st.booleans()):
+                part["callID"] = draw(st.sampled_from(ODD_IDS))
+            if draw(st.booleans()):
+                part["id"] = draw(st.sampled_from(ODD_IDS))
+            parts.append(part)
+        info: dict[str, Any] = {"sessionID": "s", "role": role}
+        if mid is not None:
+            info["id"] = mid
+        messages.append({"info": info, "parts": parts})
+    return messages
+
+
+def _sizes(messages: list[Any]) -> list[int]:
+    import json
+
+    return [len(json.dumps(p, default=str)) for m in messages for p in m["parts"]]
+
+
+def _transform_logging_errors(runtime: Runtime, messages: list[Any]) -> list[str]:
+    import logging
+
+    seen: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = Catch(logging.ERROR)
+    logger = logging.getLogger("dcp_plugin")
+    logger.addHandler(handler)
+    try:
+        runtime.transform({}, {"messages": messages})
+    finally:
+        logger.removeHandler(handler)
+    return seen
+
+
+@SETTINGS
+@given(fuzzed_histories(), configs)
+def test_fuzzed_histories_never_raise_inside_the_plugin(messages, config):
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    assert _transform_logging_errors(runtime, copy.deepcopy(messages)) == []
+
+
+@SETTINGS
+@given(fuzzed_histories(), configs)
+def test_fuzzed_histories_never_grow_a_part_and_keep_their_shape(messages, config):
+    out, _ = run_once(messages, config)
+    assert len(out) == len(messages)
+    assert [len(m["parts"]) for m in out] == [len(m["parts"]) for m in messages]
+    assert all(after <= before for before, after in zip(_sizes(messages), _sizes(out)))
+    for before, after in zip(messages, out):
+        assert after["info"] == before["info"]
+        for p0, p1 in zip(before["parts"], after["parts"]):
+            if isinstance(p0, dict):
+                assert {k: v for k, v in p1.items() if k != "state"} == {k: v for k, v in p0.items() if k != "state"}
+                if isinstance(p0.get("state"), dict):
+                    assert set(p1["state"]) == set(p0["state"])
+            else:
+                assert p1 == p0
+
+
+@SETTINGS
+@given(fuzzed_histories(), configs)
+def test_fuzzed_histories_are_idempotent(messages, config):
+    once, _ = run_once(messages, config)
+    twice, _ = run_once(once, config)
+    assert twice == once
+
+
+@SETTINGS
+@given(fuzzed_histories(), configs, st.lists(st.integers(0, 25), max_size=4))
+def test_fuzzed_histories_incremental_equals_from_scratch(messages, config, cuts):
+    runtime = Runtime(PROJECT, StaticConfig(config))
+    for cut in sorted(cuts):
+        runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+    final = copy.deepcopy(messages)
+    runtime.transform({}, {"messages": final})
+    scratch, fresh = run_once(messages, config)
+    assert final == scratch
+    assert decisions(runtime) == decisions(fresh)

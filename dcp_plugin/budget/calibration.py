@@ -15,6 +15,7 @@ from dcp_plugin.pipeline.tokens import (
     ContentEstimate,
     ReportedUsage,
     estimate_message_split,
+    next_prompt_tokens,
     reported_usage,
 )
 
@@ -295,7 +296,7 @@ def predict(
         calibration = calibrator.by_model[state.anchor_model]
     reported = state.anchor.prompt if state.anchor is not None else None
     if use_reports and state.anchor is not None:
-        tokens = state.anchor.prompt + state.anchor.carried + calibration.scale(state.tail)
+        tokens = next_prompt_tokens(state.anchor.prompt, state.anchor.carried, calibration.scale(state.tail))
         return Prediction(tokens, reported, "reported", calibration.calibrated)
     model_part = max(state.history_reported_carried, calibration.scale(state.history_reported_model))
     tokens = calibration.overhead + calibration.scale(state.history) + model_part

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from dcp_plugin.budget.thresholds import Thresholds
+from dcp_plugin.budget.thresholds import Thresholds, Tier, tier
 
 TipId = Literal["context-warn", "context-high", "context-critical"]
 TIP_IDS: tuple[TipId, ...] = ("context-warn", "context-high", "context-critical")
+TIP_OF_TIER: dict[Tier, TipId | None] = {
+    "below-warn": None,
+    "warn": "context-warn",
+    "auto": "context-high",
+    "hard": "context-critical",
+}
 
 # Used only when no thresholds are known (no window): the severity edges at which the
 # ladder's tiers usually sit.
@@ -27,13 +33,7 @@ def context_tip(tokens: int, thresholds: Thresholds | None, ratio: float | None 
     there is no tip.
     """
     if thresholds is not None:
-        if tokens >= thresholds.hard:
-            return "context-critical"
-        if tokens >= thresholds.auto:
-            return "context-high"
-        if tokens >= thresholds.warn:
-            return "context-warn"
-        return None
+        return TIP_OF_TIER[tier(tokens, thresholds)]
     if ratio is None:
         return None
     for edge, tip in FALLBACK_RATIOS:

@@ -189,6 +189,15 @@ def estimate_content_tokens(messages: Iterable[dict[str, Any]], image_tokens: in
     return sum(estimate_message_tokens(m, image_tokens) for m in messages)
 
 
+def next_prompt_tokens(reported_prompt: int, carried: int, new_tokens: int) -> int:
+    """The one formula for the next prompt after a reported one.
+
+    What the provider read last time, plus what the model added to the conversation in
+    that step (its output and reasoning), plus the estimate of what is new since.
+    """
+    return reported_prompt + carried + new_tokens
+
+
 def estimate_prompt_tokens(
     history: Iterable[dict[str, Any]],
     new_message: dict[str, Any] | Iterable[dict[str, Any]] | None,
@@ -209,7 +218,7 @@ def estimate_prompt_tokens(
     else:
         new = list(new_message)
     if last_prompt_tokens is not None and last_prompt_tokens > 0:
-        return last_prompt_tokens + estimate_content_tokens(new, image_tokens)
+        return next_prompt_tokens(last_prompt_tokens, 0, estimate_content_tokens(new, image_tokens))
     return estimate_content_tokens([*history, *new], image_tokens)
 
 

@@ -1,0 +1,104 @@
+"""Rules defined once and used everywhere: call identity, tokens saved, placeholders never growing a part."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from helpers import PROJECT, SESSION, call, tool_part, user, assistant
+
+from dcp_plugin.commands.context import build_breakdown
+from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.pipeline.tokens import estimate_part_tokens
+
+BIG = "x" * 2000
+
+
+def duplicate_reads(**part: Any) -> list[dict[str, Any]]:
+    first = call("read", {"filePath": "/p/a.py"}, output=BIG)
+    first["parts"][0].update(part)
+    return [user(), first, user(), call("read", {"filePath": "/p/a.py"}, output=BIG)]
+
+
+def run(messages: list[dict[str, Any]], runtime: Runtime | None = None) -> tuple[list[dict[str, Any]], Runtime]:
+    runtime = runtime or Runtime(PROJECT)
+    out = copy.deepcopy(messages)
+    runtime.transform({}, {"messages": out})
+    return out, runtime
+
+
+@pytest.mark.parametrize("falsy", [None, "", 0, False])
+def test_a_falsy_call_id_is_pruned_on_every_request_without_starting_over(falsy: Any) -> None:
+    messages = duplicate_reads(callID=falsy)
+    runtime = Runtime(PROJECT)
+    for _ in range(3):
+        out, _ = run(messages, runtime)
+        assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert runtime.view(SESSION).restarts == 0  # type: ignore[union-attr]
+
+
+def test_a_part_without_any_id_is_named_by_its_position() -> None:
+    message = {"info": {"id": "m7"}, "parts": [{"type": "tool", "callID": "", "id": None}]}
+    assert call_id_of(message["parts"][0], message, 3, 0) == "m7#0"
+
+
+def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_not_counted() -> None:
+    messages = duplicate_reads()
+    messages[1]["parts"][0]["state"]["time"] = {"start": 1, "end": 2, "compacted": 3}
+    notices: list[str] = []
+    runtime = Runtime(PROJECT)
+    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)})
+    out, _ = run(messages, runtime)
+    assert out == messages
+    assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]
+    assert notices == []
+
+
+def test_tokens_saved_equal_what_the_context_breakdown_removes() -> None:
+    messages = duplicate_reads()
+    _, runtime = run(messages)
+    [decision] = runtime.view(SESSION).in_force  # type: ignore[union-attr]
+    breakdown = build_breakdown(SESSION, messages, [decision])
+    assert breakdown.saved["deduplication"] == (1, decision.tokens_saved)
+    part = messages[1]["parts"][0]
+    assert decision.tokens_saved == estimate_part_tokens(part) - estimate_part_tokens(
+        {**part, "state": {**part["state"], "output": DUPLICATE_PLACEHOLDER}}
+    )
+
+
+@pytest.mark.parametrize("output", [None, 12345, ["a", "b"], {"k": "v"}, "short"])
+def test_an_output_no_larger_than_the_placeholder_is_left_alone(output: Any) -> None:
+    messages = duplicate_reads()
+    messages[1]["parts"][0]["state"]["output"] = output
+    messages[3]["parts"][0]["state"]["output"] = output
+    out, _ = run(messages)
+    assert out == messages
+
+
+def test_a_missing_output_is_never_added() -> None:
+    messages = duplicate_reads()
+    for index in (1, 3):
+        del messages[index]["parts"][0]["state"]["output"]
+    out, _ = run(messages)
+    assert out == messages
+
+
+def test_a_large_non_string_output_is_replaced() -> None:
+    big = [{"line": i, "text": "y" * 50} for i in range(40)]
+    messages = duplicate_reads()
+    messages[1]["parts"][0]["state"]["output"] = big
+    messages[3]["parts"][0]["state"]["output"] = copy.deepcopy(big)
+    out, _ = run(messages)
+    assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+
+
+def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None:
+    twin = tool_part("read", {"filePath": "/p/a.py"}, output=BIG, call_id="same")
+    other = tool_part("read", {"filePath": "/p/a.py"}, output=BIG, call_id="same")
+    messages = [user(), assistant(twin), user(), assistant(other), user(), call("read", {"filePath": "/p/a.py"}, output=BIG)]
+    out, _ = run(messages)
+    assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert out[3]["parts"][0]["state"]["output"] == BIG
