@@ -9,6 +9,7 @@ from benchmarks.harness import BenchHost
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.replay.engine import request_points
 
 Verdict = tuple[str, str, Any]
 
@@ -33,12 +34,14 @@ def from_scratch(messages: list[dict[str, Any]], directory: str, config: DcpConf
 def incremental(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, start: int = 1
 ) -> dict[str, Verdict]:
-    """Decisions after one request per message through the hook, from ``start`` messages to all of them."""
+    """Decisions after one request per model request of the history (one before each assistant
+    message, then the whole list), through the hook, from ``start`` messages on."""
     host = BenchHost(messages, directory, config, "bench-incremental")
     try:
         host.forget()
-        for count in range(max(1, start), len(messages) + 1):
-            host.request(count)
+        for count in [*request_points(messages), len(messages)]:
+            if count >= max(1, start):
+                host.request(count)
         return decision_map(host.in_force())
     finally:
         host.close()

@@ -10,7 +10,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.conversation import session_id_of
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 
-from helpers import PROJECT
+from helpers import PROJECT, make_config
 
 
 def fingerprint(held: list[dict[str, Any]], base: int) -> dict[str, Any]:
@@ -41,7 +41,7 @@ class Harness:
 
     def __init__(self, runtime: Runtime | None = None, config: DcpConfig | None = None, **kw: Any) -> None:
         self.lines: list[str] = []
-        self.runtime = runtime if runtime is not None else Runtime(PROJECT, StaticConfig(config or DcpConfig()))
+        self.runtime = runtime if runtime is not None else Runtime(PROJECT, StaticConfig(config or make_config()))
         self.server = BridgeServer(self.lines.append, self.runtime, **kw)
         self._next_id = 1
 
@@ -76,7 +76,7 @@ def reference_patches(messages: list[dict[str, Any]], config: DcpConfig | None =
     """What a fresh runtime decides on the whole list: the from-scratch answer."""
     from dcp_plugin.pipeline.placeholders import to_wire
 
-    runtime = Runtime(PROJECT, StaticConfig(config or DcpConfig()))
+    runtime = Runtime(PROJECT, StaticConfig(config or make_config()))
     outgoing = runtime.prepare(session_id_of(None, messages), messages)
     assert outgoing is not None
     return {(w["partID"], w["field"]): w["value"] for w in to_wire(messages, outgoing.patches.decisions)}

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
 from dcp_plugin.host.runtime import Runtime, StaticConfig  # noqa: E402
 
-from helpers import PROJECT  # noqa: E402
+from helpers import PROJECT, make_config  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +35,7 @@ def prune() -> Callable[..., list[dict[str, Any]]]:
     """Run one transform on a copy of ``messages`` with a config built from keyword overrides."""
 
     def run(messages: list[dict[str, Any]], config: DcpConfig | None = None, directory: str = PROJECT) -> list[dict[str, Any]]:
-        runtime = Runtime(directory, StaticConfig(config or DcpConfig()))
+        runtime = Runtime(directory, StaticConfig(config or make_config()))
         out = copy.deepcopy(messages)
         runtime.transform({}, {"messages": out})
         return out

@@ -12,8 +12,14 @@ SESSION = "ses_test"
 PROJECT = "/home/dev/project"
 
 
+# Tests of *what* is pruned write every decision at once (the documented `cache.scheduler: false`);
+# tests of *when* it is written turn the scheduler back on.
+IMMEDIATE: dict[str, Any] = {"cache": {"scheduler": False}}
+
+
 def make_config(**overrides: Any) -> DcpConfig:
-    return DcpConfig.model_validate(overrides)
+    """A config from camelCase overrides; the cache scheduler is off unless ``cache`` says otherwise."""
+    return DcpConfig.model_validate({**IMMEDIATE, **overrides})
 
 
 def user(text: str = "do it", session: str = SESSION) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
+from helpers import make_config
 
 
 @pytest.fixture
 def planned() -> tuple[list, SessionState, Patches]:
     messages = generate_session(120, seed=3)["messages"]
-    state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    state = SessionState("s", make_config(), DEFAULT_DIRECTORY)
     state.update(messages)
     return messages, state, plan(messages, state.applied)
 

@@ -37,7 +37,9 @@ def session(project: Path, sid: str = "ses_p") -> list[dict[str, Any]]:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
-    path.mkdir()
+    (path / ".opencode").mkdir(parents=True)
+    # These tests are about the process and its protocol: every decision is written at once.
+    (path / ".opencode" / "dcp.jsonc").write_text('{"cache": {"scheduler": false}}')
     return path
 
 

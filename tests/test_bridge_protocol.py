@@ -313,7 +313,7 @@ class CommandRuntime(Runtime):
     """A runtime whose /dcp answers how many messages it was given (the bridge's part only)."""
 
     def __init__(self, fail: bool = False) -> None:
-        super().__init__(PROJECT, StaticConfig())
+        super().__init__(PROJECT, StaticConfig(make_config()))
         self.fail = fail
         self.seen: list[dict[str, Any]] = []
 
@@ -388,7 +388,7 @@ def test_a_notification_becomes_a_notify_event():
 
 class BrokenRuntime(Runtime):
     def __init__(self) -> None:
-        super().__init__(PROJECT, StaticConfig())
+        super().__init__(PROJECT, StaticConfig(make_config()))
         self.broken = True
 
     def prepare(self, *args: Any, **kwargs: Any) -> Any:

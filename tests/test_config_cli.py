@@ -189,7 +189,7 @@ def test_show_lists_each_key_with_value_and_origin(workdir: Path, capsys: pytest
     lines = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
     assert lines["strategies.purgeErrors.turns"] == ["7", str(project)]
     assert lines["pruneNotification"] == ['"minimal"', "default"]
-    assert len(lines) == 17
+    assert len(lines) == 28
 
 
 # schema

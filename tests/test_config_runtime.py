@@ -42,17 +42,18 @@ def test_valid_keys_apply_while_a_bad_key_is_reported(tmp_path: Path) -> None:
 
 def test_config_change_takes_effect_on_the_next_request(tmp_path: Path) -> None:
     config_file = tmp_path / ".opencode" / "dcp.jsonc"
-    write(config_file, '{"strategies": {"deduplication": {"enabled": false}}}')
+    write(config_file, '{"strategies": {"deduplication": {"enabled": false}}, "cache": {"scheduler": false}}')
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, _t: None))
     session = two_identical_reads()
     original = [p["state"]["output"] for p in tool_parts(session)]
     assert outputs_after_transform(runtime, session) == original
-    write(config_file, '{"strategies": {"deduplication": {"enabled": true}}}')
+    write(config_file, '{"strategies": {"deduplication": {"enabled": true}}, "cache": {"scheduler": false}}')
     first, last = outputs_after_transform(runtime, session)
     assert first != original[0] and last == original[1]
 
 
-def test_unparseable_config_leaves_the_defaults_pruning(tmp_path: Path) -> None:
+def test_unparseable_config_leaves_the_layers_below_pruning(tmp_path: Path, isolated_home: Path) -> None:
+    write(isolated_home / ".config" / "opencode" / "dcp.jsonc", '{"cache": {"scheduler": false}}')
     write(tmp_path / ".opencode" / "dcp.jsonc", '{"enabled": false,,}')
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, _t: None))
     session = two_identical_reads()

@@ -65,7 +65,7 @@ def test_schema_and_model_have_the_same_defaults() -> None:
 def test_every_key_has_description_type_and_default(key: str) -> None:
     node = SCHEMA_KEYS[key]
     assert node.get("description", "").strip()
-    assert node.get("type") in {"boolean", "integer", "string", "array", "object"}
+    assert node.get("type") in {"boolean", "integer", "number", "string", "array", "object"}
     assert "default" in node
 
 
@@ -80,6 +80,8 @@ def test_schema_type_matches_model_type(key: str) -> None:
         assert expected == "boolean"
     elif annotation is int:
         assert expected == "integer"
+    elif annotation is float:
+        assert expected == "number"
     elif typing.get_origin(annotation) is typing.Literal or annotation is str:
         assert expected == "string"
     else:
@@ -98,6 +100,12 @@ def test_schema_enum_matches_model_literal(key: str) -> None:
 def test_schema_minimum_matches_model_bound(key: str) -> None:
     bounds = [m.ge for m in MODEL_FIELDS[key].metadata if isinstance(m, annotated_types.Ge)]
     assert SCHEMA_KEYS[key].get("minimum") == (bounds[0] if bounds else None)
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMA_KEYS))
+def test_schema_maximum_matches_model_bound(key: str) -> None:
+    bounds = [m.le for m in MODEL_FIELDS[key].metadata if isinstance(m, annotated_types.Le)]
+    assert SCHEMA_KEYS[key].get("maximum") == (bounds[0] if bounds else None)
 
 
 def test_turns_minimum_is_one_everywhere() -> None:

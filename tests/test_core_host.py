@@ -46,6 +46,10 @@ def test_entry_point_loads_in_a_fresh_process():
         "print(json.dumps([m['parts'][0]['state']['output'][:5] for m in msgs[1:]]))\n"
     )
     env = {**os.environ, "PYTHONPATH": ""}
+    # The user's config turns the cache scheduler off: this test is about loading, not scheduling.
+    config_dir = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "dcp.jsonc").write_text('{"cache": {"scheduler": false}}')
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=os.environ["HOME"], timeout=120)
     assert done.returncode == 0, done.stderr
     names, outputs = (json.loads(line) for line in done.stdout.splitlines()[-2:])
@@ -64,20 +68,22 @@ def test_host_can_call_transform_without_startup(tmp_path, monkeypatch):
     runtime = Runtime()
     msgs = [user(), call("write", {"filePath": "a.py", "content": BIG}), call("read", {"filePath": str(tmp_path / "a.py")}, output=BIG)]
     (tmp_path / ".opencode").mkdir()
-    (tmp_path / ".opencode" / "dcp.jsonc").write_text('{"strategies": {"supersedeWrites": {"enabled": true}}}')
+    (tmp_path / ".opencode" / "dcp.jsonc").write_text(
+        '{"strategies": {"supersedeWrites": {"enabled": true}}, "cache": {"scheduler": false}}'
+    )
     runtime.transform({}, {"messages": msgs})
     assert runtime.directory == str(tmp_path)
     assert tool_parts(msgs)[0]["state"]["input"]["content"] != BIG
 
 
 def test_session_id_from_input_wins_over_messages():
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     runtime.transform({"sessionID": "explicit"}, {"messages": duplicate_reads("ses_in_messages")})
     assert runtime.session_ids() == ["explicit"]
 
 
 def test_sessions_keep_separate_state():
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     a = duplicate_reads("ses_a")[:2]
     b = duplicate_reads("ses_b")
     runtime.transform({}, {"messages": a})
@@ -88,11 +94,11 @@ def test_sessions_keep_separate_state():
 
 
 def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
     original = copy.deepcopy(msgs)
 
-    def explode(self, messages, changed_from=None):
+    def explode(self, *args, **kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr("dcp_plugin.pipeline.session.SessionState.update", explode)
@@ -115,14 +121,14 @@ def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
     ],
 )
 def test_malformed_messages_do_not_raise(messages):
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     output = {"messages": copy.deepcopy(messages)}
     runtime.transform({}, output)
     assert output["messages"] == messages
 
 
 def test_undo_of_newer_duplicate_brings_the_older_read_back():
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
     first = copy.deepcopy(msgs)
     runtime.transform({}, {"messages": first})
@@ -133,7 +139,7 @@ def test_undo_of_newer_duplicate_brings_the_older_read_back():
 
 
 def test_compaction_replacing_the_start_resyncs():
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
     runtime.transform({}, {"messages": copy.deepcopy(msgs)})
     compacted = [user(text="summary of earlier work", session="ses_a")] + copy.deepcopy(msgs[2:])
@@ -143,7 +149,7 @@ def test_compaction_replacing_the_start_resyncs():
 
 
 def test_config_change_recomputes_decisions():
-    source = StaticConfig()
+    source = StaticConfig(make_config())
     runtime = Runtime(PROJECT, source)
     msgs = duplicate_reads()
     runtime.transform({}, {"messages": copy.deepcopy(msgs)})
@@ -154,7 +160,7 @@ def test_config_change_recomputes_decisions():
 
 
 def test_placeholders_are_reapplied_to_every_fresh_copy():
-    runtime = Runtime(PROJECT, StaticConfig())
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
     for _ in range(3):
         out = copy.deepcopy(msgs)
@@ -169,5 +175,5 @@ def test_real_opencode_sample_keeps_partial_reads_and_young_error(tmp_path):
         pytest.skip("shared OpenCode sample not present next to the project")
     msgs = json.loads(sample.read_text())
     out = copy.deepcopy(msgs)
-    Runtime("/home/dev/project", StaticConfig()).transform({}, {"messages": out})
+    Runtime("/home/dev/project", StaticConfig(make_config())).transform({}, {"messages": out})
     assert out == msgs

@@ -18,7 +18,7 @@ TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch"]
 PATHS = ["a.py", "./a.py", f"{PROJECT}/a.py", f"{PROJECT}/src/b.py", "src/../src/b.py", f"{PROJECT}//.env"]
 
 configs = st.builds(
-    lambda dedup, sup, purge, turns, tp, tp_turns, patterns, extra: DcpConfig.model_validate(
+    lambda dedup, sup, purge, turns, tp, tp_turns, patterns, extra, scheduler, pricing: DcpConfig.model_validate(
         {
             "strategies": {
                 "deduplication": {"enabled": dedup, "protectedTools": extra},
@@ -27,11 +27,15 @@ configs = st.builds(
             },
             "turnProtection": {"enabled": tp, "turns": tp_turns},
             "protectedFilePatterns": patterns,
+            "cache": {"scheduler": scheduler, "pricing": pricing},
         }
     ),
     st.booleans(), st.booleans(), st.booleans(), st.integers(1, 4), st.booleans(), st.integers(1, 3),
     st.sampled_from([[], ["src/**"], ["*.env", "a.py"]]), st.sampled_from([[], ["grep"]]),
+    st.booleans(), st.sampled_from(["auto", "anthropic", "openai", "none"]),
 )
+# Seconds between two messages: agent steps, user think time, and breaks past every cache TTL.
+GAPS = [1, 2, 30, 200, 400, 4000]
 
 
 @st.composite
@@ -57,11 +61,17 @@ def histories(draw: Any) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     n = draw(st.integers(1, 40))
     counter = 0
+    clock = 1_790_000_000_000
+    model = "claude-sonnet-4-5"
     for i in range(n):
         counter += 1
         mid = f"msg_{counter:04d}"
+        clock += 1000 * draw(st.sampled_from(GAPS))
         if i == 0 or draw(st.integers(0, 3)) == 0:
-            messages.append({"info": {"id": mid, "sessionID": "s", "role": "user"}, "parts": [{"id": f"p{mid}", "type": "text", "text": "go"}]})
+            if draw(st.integers(0, 5)) == 0:
+                model = draw(st.sampled_from(["claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro"]))
+            info = {"id": mid, "sessionID": "s", "role": "user", "time": {"created": clock}, "model": {"modelID": model}}
+            messages.append({"info": info, "parts": [{"id": f"p{mid}", "type": "text", "text": "go"}]})
             continue
         parts = []
         for j in range(draw(st.integers(0, 2))):
@@ -75,8 +85,14 @@ def histories(draw: Any) -> list[dict[str, Any]]:
             parts.append({"id": f"p{mid}_{j}", "type": "tool", "tool": tool, "callID": f"c{mid}_{j}", "state": state})
         if draw(st.booleans()):
             parts.insert(0, {"id": f"t{mid}", "type": "text", "text": "thinking"})
-        messages.append({"info": {"id": mid, "sessionID": "s", "role": "assistant"}, "parts": parts})
+        info = {"id": mid, "sessionID": "s", "role": "assistant", "modelID": model, "time": {"created": clock, "completed": clock + 500}}
+        messages.append({"info": info, "parts": parts})
     return messages
+
+
+def implied_points(messages: list[dict[str, Any]]) -> list[int]:
+    """The requests a history implies: one before each assistant message (and the final one)."""
+    return [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
 
 
 def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[dict[str, Any]], Runtime]:
@@ -87,12 +103,12 @@ def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[di
 
 
 def decisions(runtime: Runtime) -> dict[str, str]:
-    """call id -> strategy of every decision in force, over all the runtime's sessions."""
+    """call id -> strategy of every decision, written or waiting for the scheduler, over all sessions."""
     out: dict[str, str] = {}
     for session_id in runtime.session_ids():
         view = runtime.view(session_id)
         assert view is not None
-        out.update({d.call_id: d.strategy for d in view.in_force})
+        out.update({d.call_id: d.strategy for d in (*view.in_force, *view.waiting)})
     return out
 
 
@@ -161,6 +177,10 @@ def test_protected_tools_are_never_pruned_by_automatic_strategies(messages, conf
 @given(histories(), configs, st.lists(st.integers(0, 40), max_size=6))
 def test_incremental_result_equals_from_scratch_after_appends(messages, config, cuts):
     runtime = Runtime(PROJECT, StaticConfig(config))
+    if config.cache.scheduler:
+        # Requests happen where the history says they did (one before each assistant message).
+        points = implied_points(messages)
+        cuts = [max((p for p in points if p <= cut), default=0) for cut in cuts]
     for cut in sorted(cuts) + [len(messages)]:
         prefix = copy.deepcopy(messages[:cut])
         if prefix:
@@ -201,7 +221,7 @@ def test_rewritten_history_equals_from_scratch(first, second, config, keep):
 def test_decisions_are_monotonic_while_history_grows(messages, config):
     runtime = Runtime(PROJECT, StaticConfig(config))
     previous: dict[str, str] = {}
-    for cut in range(1, len(messages) + 1):
+    for cut in [*implied_points(messages), len(messages)]:
         runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
         current = decisions(runtime)
         assert previous.items() <= current.items()
@@ -309,6 +329,9 @@ def test_fuzzed_histories_are_idempotent(messages, config):
 @given(fuzzed_histories(), configs, st.lists(st.integers(0, 25), max_size=4))
 def test_fuzzed_histories_incremental_equals_from_scratch(messages, config, cuts):
     runtime = Runtime(PROJECT, StaticConfig(config))
+    if config.cache.scheduler:
+        points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
+        cuts = [max((p for p in points if p <= cut), default=0) for cut in cuts]
     for cut in sorted(cuts):
         runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
     final = copy.deepcopy(messages)

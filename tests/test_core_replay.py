@@ -13,6 +13,7 @@ from dcp_plugin.cli.main import main
 from dcp_plugin.replay.engine import replay, request_points
 from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
 from dcp_plugin.replay.simulate import generate_session
+from helpers import make_config
 from dcp_plugin.pipeline.tokens import estimate_content_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +79,7 @@ def test_replay_last_request_with_plugin_matches_a_single_transform(capsys):
     report = run_json(capsys)
     last = report["per_request"][-1]
     outgoing = copy.deepcopy(messages[: last["messages"]])
+    # The default config, as the replay reads it: the scheduler's choices are part of the result.
     Runtime("/home/dev/project", StaticConfig()).transform({}, {"messages": outgoing})
     assert last["tokens_with"] == estimate_content_tokens(outgoing)
 

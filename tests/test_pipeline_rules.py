@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, call, tool_part, user, assistant
+from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
@@ -24,7 +24,7 @@ def duplicate_reads(**part: Any) -> list[dict[str, Any]]:
 
 
 def run(messages: list[dict[str, Any]], runtime: Runtime | None = None) -> tuple[list[dict[str, Any]], Runtime]:
-    runtime = runtime or Runtime(PROJECT)
+    runtime = runtime or Runtime(PROJECT, make_config())
     out = copy.deepcopy(messages)
     runtime.transform({}, {"messages": out})
     return out, runtime
@@ -33,7 +33,7 @@ def run(messages: list[dict[str, Any]], runtime: Runtime | None = None) -> tuple
 @pytest.mark.parametrize("falsy", [None, "", 0, False])
 def test_a_falsy_call_id_is_pruned_on_every_request_without_starting_over(falsy: Any) -> None:
     messages = duplicate_reads(callID=falsy)
-    runtime = Runtime(PROJECT)
+    runtime = Runtime(PROJECT, make_config())
     for _ in range(3):
         out, _ = run(messages, runtime)
         assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
@@ -49,7 +49,7 @@ def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_
     messages = duplicate_reads()
     messages[1]["parts"][0]["state"]["time"] = {"start": 1, "end": 2, "compacted": 3}
     notices: list[str] = []
-    runtime = Runtime(PROJECT)
+    runtime = Runtime(PROJECT, make_config())
     runtime.startup({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)})
     out, _ = run(messages, runtime)
     assert out == messages

@@ -88,8 +88,24 @@ def test_all_time_stats_add_up_every_session(tmp_path: Path) -> None:
     store = store_at(tmp_path)
     store.save(
         [
-            SessionBatch("a", [Decision("1", "read", "deduplication", 10), Decision("2", "bash", "purgeErrors", 7)], requests=2, tokens_saved_sent=17),
-            SessionBatch("b", [Decision("3", "read", "deduplication", 5)], requests=4, tokens_saved_sent=20),
+            SessionBatch(
+                "a",
+                [Decision("1", "read", "deduplication", 10), Decision("2", "bash", "purgeErrors", 7)],
+                requests=2,
+                tokens_saved_sent=17,
+                cost_without=1000.0,
+                cost_with=950.0,
+                rewritten_tokens=40,
+            ),
+            SessionBatch(
+                "b",
+                [Decision("3", "read", "deduplication", 5)],
+                requests=4,
+                tokens_saved_sent=20,
+                cost_without=1000.0,
+                cost_with=1010.0,
+                rewritten_tokens=300,
+            ),
         ]
     )
     stats = store.stats(None)
@@ -100,6 +116,11 @@ def test_all_time_stats_add_up_every_session(tmp_path: Path) -> None:
         "calls_pruned": 3,
         "tokens_saved_per_request": 22,
         "tokens_saved_over_requests": 37,
+        "cost_without_plugin": 2000.0,
+        "cost_with_plugin": 1960.0,
+        "net_saved": 40.0,
+        "net_saved_percent": 2.0,
+        "rewritten_tokens": 340,
         "by_strategy": {
             "deduplication": {"calls": 2, "tokens_saved_per_request": 15},
             "purgeErrors": {"calls": 1, "tokens_saved_per_request": 7},

@@ -40,7 +40,7 @@ HOST = textwrap.dedent(
     session = generate_session(240, seed=11)
     messages = session["messages"][:upto]
     sid = messages[0]["info"]["sessionID"]
-    runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()), store=USER_STORE)
+    runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig.model_validate({"cache": {"scheduler": False}})), store=USER_STORE)
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"]["role"] == "assistant"]
     requests = 0
     start = int(sys.argv[3])

@@ -52,6 +52,32 @@ class ContextBudgetConfig(Section):
     compaction: CompactionConfig = CompactionConfig()
 
 
+class AnthropicPrices(Section):
+    read: float = Field(default=0.1, ge=0, le=10)
+    write: float = Field(default=1.25, ge=0, le=10)
+    ttl_seconds: int = Field(default=300, ge=0, le=86400, alias="ttlSeconds")
+
+
+class OpenAIPrices(Section):
+    read: float = Field(default=0.1, ge=0, le=10)
+    write: float = Field(default=1.0, ge=0, le=10)
+    ttl_seconds: int = Field(default=600, ge=0, le=86400, alias="ttlSeconds")
+
+
+class GooglePrices(Section):
+    read: float = Field(default=0.25, ge=0, le=10)
+    write: float = Field(default=1.0, ge=0, le=10)
+    ttl_seconds: int = Field(default=300, ge=0, le=86400, alias="ttlSeconds")
+
+
+class CacheConfig(Section):
+    scheduler: bool = True
+    pricing: Literal["auto", "anthropic", "anthropic-1h", "openai", "google", "none"] = "auto"
+    anthropic: AnthropicPrices = AnthropicPrices()
+    openai: OpenAIPrices = OpenAIPrices()
+    google: GooglePrices = GooglePrices()
+
+
 class DcpConfig(Section):
     """Effective configuration; immutable and hashable so a change is cheap to detect."""
 
@@ -62,6 +88,7 @@ class DcpConfig(Section):
     turn_protection: TurnProtectionConfig = Field(default=TurnProtectionConfig(), alias="turnProtection")
     protected_file_patterns: tuple[str, ...] = Field(default=(), alias="protectedFilePatterns")
     strategies: StrategiesConfig = StrategiesConfig()  # type: ignore[valid-type]
+    cache: CacheConfig = CacheConfig()
     context_budget: ContextBudgetConfig = Field(default=ContextBudgetConfig(), alias="contextBudget")
 
     def sweep_protected(self) -> frozenset[str]:

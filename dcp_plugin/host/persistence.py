@@ -13,6 +13,7 @@ from typing import Any
 
 from dcp_plugin.host import store as store_mod
 from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.scheduler import PointCost
 
 log = logging.getLogger("dcp_plugin")
 
@@ -48,15 +49,27 @@ class _Pending:
     requests: int = 0
     saved_sent: int = 0
     snapshot: Mapping[str, Any] | None = None
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    rewritten: int = 0
 
     def dirty(self) -> bool:
         return bool(self.decisions or self.manual or self.requests or self.snapshot is not None)
 
     def take(self, session_id: str) -> store_mod.SessionBatch:
         batch = store_mod.SessionBatch(
-            session_id, self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot
+            session_id,
+            self.decisions,
+            self.manual,
+            self.requests,
+            self.saved_sent,
+            self.snapshot,
+            self.cost_without,
+            self.cost_with,
+            self.rewritten,
         )
         self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot = [], {}, 0, 0, None
+        self.cost_without, self.cost_with, self.rewritten = 0.0, 0.0, 0
         return batch
 
     def give_back(self, batch: store_mod.SessionBatch) -> None:
@@ -64,6 +77,9 @@ class _Pending:
         self.manual = {**batch.manual, **self.manual}
         self.requests += batch.requests
         self.saved_sent += batch.tokens_saved_sent
+        self.cost_without += batch.cost_without
+        self.cost_with += batch.cost_with
+        self.rewritten += batch.rewritten_tokens
         if self.snapshot is None:
             self.snapshot = batch.snapshot
 
@@ -142,12 +158,18 @@ class Persistence:
             self._pending.setdefault(session_id, _Pending()).manual.update(manual)
         self.flush(force=True)
 
-    def count_request(self, session_id: str, saved_tokens: int, snapshot: Mapping[str, Any] | None) -> None:
-        """Queue one request's counters and the session's latest snapshot."""
+    def count_request(
+        self, session_id: str, saved_tokens: int, snapshot: Mapping[str, Any] | None, cost: PointCost | None = None
+    ) -> None:
+        """Queue one request's counters (tokens saved, its cost with and without the plugin) and the snapshot."""
         with self._lock:
             pending = self._pending.setdefault(session_id, _Pending())
             pending.requests += 1
             pending.saved_sent += saved_tokens
+            if cost is not None:
+                pending.cost_without += cost.cost_without
+                pending.cost_with += cost.cost_with
+                pending.rewritten += cost.rewritten
             if snapshot is not None:
                 pending.snapshot = snapshot
 

@@ -85,9 +85,11 @@ class SessionView:
     session_id: str
     config: DcpConfig
     in_force: tuple[Decision, ...]
+    waiting: tuple[Decision, ...]
     records: tuple[CallRecord, ...]
     saved_by_strategy: Mapping[str, tuple[int, int]]
     restarts: int
+    costs: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,13 +180,15 @@ class Runtime:
         model: ModelRef | None = None,
         changed_from: int | None = None,
         since: tuple[int, int] | None = None,
+        request: bool = True,
     ) -> Outgoing | None:
         """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
         ``changed_from``: messages from this index on were resent since the last call (their
         ids unchanged). ``since``: the token of the patches the caller already holds (from the
-        previous :class:`Outgoing`); when still valid only newer patches are returned. Raises
-        on an internal failure: callers fail open (send the request unpruned).
+        previous :class:`Outgoing`); when still valid only newer patches are returned.
+        ``request=False``: sync without scheduling a request (a command reads the state).
+        Raises on an internal failure: callers fail open (send the request unpruned).
         """
         config = self.config()
         if not config.enabled:
@@ -192,14 +196,15 @@ class Runtime:
         with self._lock:
             session = self._session(session_id, config)
             state = session.state
-            state.update(messages, changed_from)
+            host_model = (model or ModelRef()).merged_over(self._startup_model)
+            state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, messages)
             try:
                 patches, incremental = self._plan(state, messages, since)
             except Desync:
                 # The prefix fingerprint matched but a call moved: rebuild from scratch once.
                 state.restart()
-                state.update(messages)
+                state.update(messages, request=request, model=host_model)
                 patches, incremental = self._plan(state, messages, None)
             outgoing = Outgoing(
                 session_id,
@@ -236,6 +241,10 @@ class Runtime:
                     return None
                 state = session.state
                 config = state.config
+                costs = state.scheduler.take_costs()
+                # Only the request being sent now is counted: earlier requests of the implied
+                # history were counted when they were made (or went out without the plugin).
+                cost = costs[-1] if costs and costs[-1].count == len(messages) else None
                 applied = state.take_new_applied()
                 if applied:
                     fresh = self._persistence.record(state.session_id, applied)
@@ -246,7 +255,7 @@ class Runtime:
                 snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
                 tip = session.snapshots.tip_change()
                 if request:
-                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict())
+                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
                 self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
             self._persistence.flush()
@@ -325,9 +334,11 @@ class Runtime:
                 session_id,
                 state.config,
                 tuple(state.in_force()),
+                tuple(state.waiting()),
                 tuple(state.ledger.records),
                 state.saved_by_strategy(),
                 state.restarts,
+                state.scheduler.describe(),
             )
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
@@ -425,7 +436,7 @@ class Runtime:
             return self.snapshot(session_id)
         outgoing = None
         try:
-            outgoing = self.prepare(session_id, messages, model=model)
+            outgoing = self.prepare(session_id, messages, model=model, request=False)
         except Exception:  # noqa: BLE001 - report what is known rather than nothing
             log.exception("dcp: could not sync session %s for /dcp", session_id)
         if outgoing is not None:

@@ -23,7 +23,7 @@ from dcp_plugin.xdg import base_dir
 
 log = logging.getLogger("dcp_plugin.host.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "dcp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
 FILE_MODE = 0o600
@@ -56,6 +56,14 @@ _SCHEMA: tuple[str, ...] = (
         decided_at REAL NOT NULL,
         PRIMARY KEY (session_id, call_id)
     ) WITHOUT ROWID""",
+)
+
+# Version 2: what requests cost with and without the plugin (prompt-cache pricing), and the
+# tokens its own placeholders made the provider process again.
+_SESSION_COLUMNS_V2: tuple[tuple[str, str], ...] = (
+    ("cost_without", "REAL NOT NULL DEFAULT 0"),
+    ("cost_with", "REAL NOT NULL DEFAULT 0"),
+    ("rewritten_tokens", "INTEGER NOT NULL DEFAULT 0"),
 )
 
 # Error names (Python >= 3.11 exposes them) and message fragments meaning "this file is not a
@@ -94,6 +102,9 @@ class SessionBatch:
     requests: int = 0
     tokens_saved_sent: int = 0
     snapshot: Mapping[str, Any] | None = None
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    rewritten_tokens: int = 0
 
     def empty(self) -> bool:
         return not (self.decisions or self.manual or self.requests or self.tokens_saved_sent or self.snapshot)
@@ -118,6 +129,19 @@ class Stats:
     sessions: int = 0
     requests: int = 0
     tokens_saved_sent: int = 0
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    rewritten_tokens: int = 0
+
+    @property
+    def net_saved(self) -> float:
+        """What the plugin saved, in base-input-token units, after its own cache rewrites."""
+        return self.cost_without - self.cost_with
+
+    @property
+    def net_percent(self) -> float | None:
+        """The net saving as a share of what the same requests cost without the plugin."""
+        return 100 * self.net_saved / self.cost_without if self.cost_without > 0 else None
 
     @property
     def calls(self) -> int:
@@ -134,6 +158,11 @@ class Stats:
             "calls_pruned": self.calls,
             "tokens_saved_per_request": self.tokens_saved,
             "tokens_saved_over_requests": self.tokens_saved_sent,
+            "cost_without_plugin": round(self.cost_without, 1),
+            "cost_with_plugin": round(self.cost_with, 1),
+            "net_saved": round(self.net_saved, 1),
+            "net_saved_percent": None if self.net_percent is None else round(self.net_percent, 2),
+            "rewritten_tokens": self.rewritten_tokens,
             "by_strategy": {
                 name: {"calls": count, "tokens_saved_per_request": tokens}
                 for name, (count, tokens) in sorted(self.by_strategy.items())
@@ -255,6 +284,10 @@ class Store:
             if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                have = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+                for name, kind in _SESSION_COLUMNS_V2:
+                    if name not in have:
+                        conn.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -388,10 +421,13 @@ class Store:
             ):
                 stats.by_strategy[str(strategy)] = (int(count), int(tokens))
             row = conn.execute(
-                f"SELECT COUNT(*), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0) FROM sessions {where}",
+                "SELECT COUNT(*), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0),"
+                " COALESCE(SUM(cost_without), 0), COALESCE(SUM(cost_with), 0), COALESCE(SUM(rewritten_tokens), 0)"
+                f" FROM sessions {where}",
                 args,
             ).fetchone()
-            stats.sessions, stats.requests, stats.tokens_saved_sent = (int(v) for v in row)
+            stats.sessions, stats.requests, stats.tokens_saved_sent = int(row[0]), int(row[1]), int(row[2])
+            stats.cost_without, stats.cost_with, stats.rewritten_tokens = float(row[3]), float(row[4]), int(row[5])
             return stats
 
         return self._run(None, work)
@@ -409,14 +445,28 @@ class Store:
             for batch in batches:
                 snapshot = json.dumps(dict(batch.snapshot), separators=(",", ":")) if batch.snapshot else None
                 conn.execute(
-                    """INSERT INTO sessions (session_id, first_seen, last_seen, requests, tokens_saved_sent, snapshot)
-                       VALUES (?, ?, ?, ?, ?, ?)
+                    """INSERT INTO sessions (session_id, first_seen, last_seen, requests, tokens_saved_sent, snapshot,
+                                             cost_without, cost_with, rewritten_tokens)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                        ON CONFLICT(session_id) DO UPDATE SET
                          last_seen = excluded.last_seen,
                          requests = requests + excluded.requests,
                          tokens_saved_sent = tokens_saved_sent + excluded.tokens_saved_sent,
-                         snapshot = COALESCE(excluded.snapshot, snapshot)""",
-                    (batch.session_id, when, when, batch.requests, batch.tokens_saved_sent, snapshot),
+                         snapshot = COALESCE(excluded.snapshot, snapshot),
+                         cost_without = cost_without + excluded.cost_without,
+                         cost_with = cost_with + excluded.cost_with,
+                         rewritten_tokens = rewritten_tokens + excluded.rewritten_tokens""",
+                    (
+                        batch.session_id,
+                        when,
+                        when,
+                        batch.requests,
+                        batch.tokens_saved_sent,
+                        snapshot,
+                        batch.cost_without,
+                        batch.cost_with,
+                        batch.rewritten_tokens,
+                    ),
                 )
                 if batch.decisions:
                     conn.executemany(

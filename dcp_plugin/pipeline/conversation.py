@@ -88,6 +88,20 @@ def is_user(message: Any) -> bool:
     return info_of(message).get("role") == "user"
 
 
+def message_time(message: Any) -> int:
+    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none."""
+    when = info_of(message).get("time")
+    if not isinstance(when, dict):
+        return 0
+    stamps = [v for k in ("created", "completed") if isinstance(v := when.get(k), (int, float)) and not isinstance(v, bool)]
+    return int(max(stamps)) if stamps else 0
+
+
+def is_assistant(message: Any) -> bool:
+    """Whether a message is a model step (it answered the request made with everything before it)."""
+    return info_of(message).get("role") == "assistant"
+
+
 def _text_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -206,10 +220,11 @@ class HistoryMark:
         last = messages[self.count - 1]
         return message_id(last) == self.last_id and len(parts_of(last)) >= self.last_parts
 
-    def advance(self, messages: Sequence[Any]) -> None:
-        """Mark ``messages`` as seen."""
-        self.count = len(messages)
-        self.first_id = message_id(messages[0]) if messages else None
-        last = messages[-1] if messages else None
+    def advance(self, messages: Sequence[Any], end: int | None = None) -> None:
+        """Mark the first ``end`` messages (default: all) as seen."""
+        count = len(messages) if end is None else end
+        self.count = count
+        self.first_id = message_id(messages[0]) if count else None
+        last = messages[count - 1] if count else None
         self.last_id = message_id(last)
         self.last_parts = len(parts_of(last))

@@ -96,26 +96,32 @@ class Ledger:
         ids = self.message_ids
         return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
 
-    def sync(self, messages: Sequence[Any], changed_from: int | None = None) -> SyncResult:
-        """Record what is new since the last sync; the caller checks :meth:`continues` first."""
+    def sync(self, messages: Sequence[Any], changed_from: int | None = None, end: int | None = None) -> SyncResult:
+        """Record what is new in the first ``end`` messages (default: all) since the last sync.
+
+        The caller checks :meth:`continues` first.
+        """
         result = SyncResult()
+        end = len(messages) if end is None else end
         start = self.mark.count
+        if end < start:
+            return result
         rescan_from = start - 1 if start else 0
         if changed_from is not None and changed_from < rescan_from:
             rescan_from = changed_from
-        for index in range(rescan_from, min(start, len(messages))):
+        for index in range(rescan_from, min(start, end)):
             # Seen messages may have grown: a host streaming parts, or a resend from an index.
             self._scan_parts(messages, index, result)
         if self.unfinished:
             self._recheck_unfinished(messages, result)
         turn_before = self.turn
-        for index in range(start, len(messages)):
+        for index in range(start, end):
             if is_user(messages[index]):
                 self.turn += 1
             self._scan_parts(messages, index, result)
-        if messages:
-            self.mark.advance(messages)
-            self.message_ids.extend(message_id(messages[i]) for i in range(len(self.message_ids), len(messages)))
+        if end:
+            self.mark.advance(messages, end)
+            self.message_ids.extend(message_id(messages[i]) for i in range(len(self.message_ids), end))
         result.new_turns = self.turn != turn_before
         return result
 

@@ -7,11 +7,17 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dcp_plugin.budget.limits import resolve_context_limit
+from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
 from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, sweep_edit
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
 
 # Process-wide, so that an epoch of a dropped session never equals one of a new session.
 _EPOCHS = itertools.count(1)
@@ -27,14 +33,23 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     return built
 
 
+class _LateChange(Exception):
+    """A message already sent in a scheduled request changed: the implied history must be replayed."""
+
+
 class SessionState:
     """Everything the plugin remembers about one session between requests.
 
     Decisions of one *epoch* only grow: they start over (a new epoch) when the history is
     rewritten, the config changes, or a caller asks for it; consumers that cache anything
-    derived from the decisions compare epochs, never object identities. A decision is first
-    pending, then applied: from the request it is applied in on, its placeholder is written
-    on every request.
+    derived from the decisions compare epochs, never object identities.
+
+    A message list implies its own request history: the request before each assistant
+    message held every message before it, sent at the newest timestamp among them, and the
+    request being made now holds them all. :meth:`update` walks that history, so a session
+    seen for the first time (a restart, a rewritten history) ends exactly where incremental
+    operation would have: every decision is first pending, and the scheduler writes it at the
+    first request where writing pays; from then on it is written on every request.
     """
 
     def __init__(
@@ -48,32 +63,39 @@ class SessionState:
         self.manual: dict[str, str] = dict(manual or {})
         self.restarts = 0
         self.epoch = 0
-        self.requests = 0  # updates in this epoch: the request index a decision is applied in
+        self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
+        self.points = 0  # requests of the implied history scheduled in this epoch
+        self.scheduled_end = 0  # messages held by the latest scheduled request
         self.ledger = Ledger()
+        self.scheduler = Scheduler()
         self.strategies: list[tuple[str, Strategy]] = []
         self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
-        self.pending: list[Decision] = []
         self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
-        self.saved_tokens = 0  # tokens the applied decisions in force remove from every request
         self.in_force_count = 0  # how many applied decisions are in force
         self._young: list[tuple[int, int, CallRecord, str, Edit]] = []
+        self._timeline = 0  # messages read for request points, times and models
+        self._time_ms = 0  # newest timestamp among them
+        self._model: ModelRef | None = None  # newest model they name
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _start_over(self) -> None:
         """A new epoch: forget everything derived from the history (manual sweeps stay)."""
         self.epoch = next(_EPOCHS)
-        self.requests = 0
+        self.points = 0
+        self.scheduled_end = 0
         self.ledger = Ledger()
+        self.scheduler = Scheduler(enabled=self.config.cache.scheduler)
         self.strategies = build_strategies(self.config)
         self.decisions = []
-        self.pending = []
         self.applied = []
         self.new_applied = []
-        self.saved_tokens = 0
         self.in_force_count = 0
         self._young = []
+        self._timeline = 0
+        self._time_ms = 0
+        self._model = None
 
     def restart(self) -> None:
         """Start over on the next update, as if the history were new."""
@@ -89,22 +111,88 @@ class SessionState:
         self.protector = PathProtector(config.protected_file_patterns, self.directory)
         self.restart()
 
+    @property
+    def saved_tokens(self) -> int:
+        """Tokens the applied decisions in force remove from every request."""
+        return self.scheduler.saved
+
     # -- the request path --------------------------------------------------------------------
-    def update(self, messages: Sequence[Any], changed_from: int | None = None) -> None:
-        """Bring the state up to date with ``messages`` (incremental unless the history was rewritten).
+    def update(
+        self,
+        messages: Sequence[Any],
+        changed_from: int | None = None,
+        *,
+        request: bool = True,
+        model: ModelRef | None = None,
+    ) -> None:
+        """Bring the state up to date with ``messages``: every request they imply, then this one.
 
         ``changed_from``: the host resent messages from this index on (their ids unchanged).
+        ``request=False`` syncs without scheduling a request (a command reads the state).
+        ``model``: the host's model for this request (its context limit decides the tiers).
         """
+        self.host_model = model
         if not self.ledger.continues(messages, changed_from):
             self.restart()
             changed_from = None
-        self._advance(messages, changed_from)
-        self.requests += 1
-        self._schedule()
+        try:
+            self._walk(messages, changed_from, request)
+        except _LateChange:
+            # Only a host that changes messages after sending them gets here (OpenCode does
+            # not): replaying keeps the result equal to a from-scratch run on the new list.
+            self.restart()
+            self._walk(messages, None, request)
 
-    def _advance(self, messages: Sequence[Any], changed_from: int | None) -> None:
+    def _walk(self, messages: Sequence[Any], changed_from: int | None, request: bool) -> None:
+        end = len(messages)
+        for index in range(self._timeline, end):
+            message = messages[index]
+            if index > self.scheduled_end and is_assistant(message):
+                self._sync(messages, index, changed_from)
+                changed_from = None
+                self._schedule(index)
+            self._read(message, index)
+            self._timeline = index + 1
+        self._sync(messages, end, changed_from)
+        if request and end > self.scheduled_end:
+            self._schedule(end)
+
+    def _read(self, message: Any, index: int) -> None:
+        """Take a message into the timeline: its tokens, its time, its model, the overhead it reports."""
+        scheduler = self.scheduler
+        if index == scheduler.messages:
+            if scheduler.overhead == 0 and is_assistant(message):
+                usage = reported_usage(message)
+                if usage is not None:
+                    scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
+            scheduler.add_message(estimate_message_tokens(message, self.config.context_budget.image_token_estimate))
+        self._time_ms = max(self._time_ms, message_time(message))
+        ref = model_ref(info_of(message))
+        if ref is not None and ref.model_id is not None:
+            self._model = ref
+
+    def _schedule(self, count: int) -> None:
+        """Schedule the request that holds the first ``count`` messages."""
+        model = (self._model or ModelRef()).merged_over(self.host_model)
+        limit, _ = resolve_context_limit(model.model_id, model.context_limit)
+        tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
+        point = Point(
+            count,
+            self._time_ms,
+            (model.provider_id, model.model_id),
+            pricing_for(model, self.config.cache),
+            tokens >= compute_thresholds(limit).auto,
+        )
+        self.points += 1
+        for decision in self.scheduler.at(point, self.points):
+            self._mark_applied(decision)
+        self.scheduled_end = count
+
+    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None) -> None:
         ledger = self.ledger
-        result = ledger.sync(messages, changed_from)
+        result = ledger.sync(messages, changed_from, end)
+        if any(record.message_index < self.scheduled_end for record in result.finished):
+            raise _LateChange()
         proposals: dict[str, list[tuple[CallRecord, Edit]]] = {name: [] for name, _ in self.strategies}
         manual: list[CallRecord] = []
         for record in result.finished:
@@ -126,7 +214,9 @@ class SessionState:
             proposals[name].extend(strategy.advance(progress))
         for record in manual:
             state = ledger.state_of(messages, record) or {}
-            self._decide(messages, record, self.manual[record.call_id], sweep_edit(state))
+            decision = self._decide(messages, record, self.manual[record.call_id], sweep_edit(state))
+            if decision is not None and decision.applied_at is None:
+                self._force([decision])
         # Strategy order decides ties: the first strategy to claim a field keeps it.
         for name, found in proposals.items():
             for record, edit in found:
@@ -165,28 +255,28 @@ class SessionState:
         else:
             record.input_decision = decision
         self.decisions.append(decision)
-        self.pending.append(decision)
+        self.scheduler.pend(decision)
+        if not self.scheduler.enabled:
+            # `cache.scheduler: false`: written as soon as it is made, as the first release did.
+            self._force([decision])
         return decision
 
     def _retire(self, decision: Decision) -> None:
         decision.superseded = True
         if decision.applied_at is None:
-            self.pending.remove(decision)
+            self.scheduler.unpend(decision)
         else:
-            self.saved_tokens -= decision.tokens_saved
+            self.scheduler.retire(decision)
             self.in_force_count -= 1
 
-    def _schedule(self) -> None:
-        """Write every pending decision from this request on."""
-        for decision in self.pending:
-            self._apply(decision)
-        self.pending = []
+    def _force(self, decisions: list[Decision]) -> None:
+        self.scheduler.force(decisions, self.points)
+        for decision in decisions:
+            self._mark_applied(decision)
 
-    def _apply(self, decision: Decision) -> None:
-        decision.applied_at = self.requests
+    def _mark_applied(self, decision: Decision) -> None:
         self.applied.append(decision)
         self.new_applied.append(decision)
-        self.saved_tokens += decision.tokens_saved
         self.in_force_count += 1
 
     # -- user decisions ----------------------------------------------------------------------
@@ -200,15 +290,18 @@ class SessionState:
                 continue
             decision = self._decide(messages, record, reason, sweep_edit(state))
             if decision is not None:
-                self.pending.remove(decision)
-                self._apply(decision)
                 done.append(decision)
+        self._force([d for d in done if d.applied_at is None])
         return done
 
     # -- what consumers read -----------------------------------------------------------------
     def in_force(self) -> list[Decision]:
         """The applied decisions whose placeholders are written now, in the order applied."""
         return [d for d in self.applied if not d.superseded]
+
+    def waiting(self) -> list[Decision]:
+        """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
+        return [d for d in self.decisions if d.applied_at is None and not d.superseded]
 
     def take_new_applied(self) -> list[Decision]:
         """Decisions applied since the last call (notifications, logs, persistence)."""

@@ -30,6 +30,9 @@ WRITTEN_MARK = "WRITTEN-CONTENT-5678"
 MISSING = "missing-" + "x" * 48 + ".txt"
 DCP_CONFIG = {
     "strategies": {"supersedeWrites": {"enabled": True}, "purgeErrors": {"enabled": True, "turns": 1}},
+    # What is pruned, request by request: every decision written at once (the scheduler's own e2e
+    # test checks when placeholders are written under prompt-cache pricing).
+    "cache": {"scheduler": False},
 }
 # Longer than the supersede placeholder: a placeholder never replaces something shorter.
 NOTES = f"notes written by the agent\n{WRITTEN_MARK}\n" + "more notes, line by line\n" * 4

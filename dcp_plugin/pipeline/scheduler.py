@@ -1,0 +1,316 @@
+"""The cache-aware scheduler: when a pending decision's placeholder is first written, and what each request costs.
+
+Strategies decide *what* is obsolete; writing a placeholder into a part the provider has
+already cached makes it process everything after that part again. The scheduler sits
+between the two. At every request of the implied request history (see
+:meth:`SessionState.update`) it writes the pending decisions whose writing pays:
+
+- parts never sent yet (they lie after the end of the previous request): free;
+- everything, when the cache is cold (the gap since the previous request exceeds the
+  pricing's TTL, the model or provider changed, or this is the first request);
+- the deepest batch of pending decisions that pays back within the requests the session is
+  expected to make while the cache stays warm, and whose immediate extra cost is covered by
+  what pruning has already saved in this session (the "bank"): the plugin never spends money
+  it has not saved, so a session never costs more than it would without the plugin, whenever
+  it ends;
+- at the auto-compact tier of the budget ladder, any batch the bank covers (pruning is
+  cheaper than the compaction the host would otherwise run);
+- a user's ``/dcp sweep`` at once (see :meth:`Scheduler.force`).
+
+Removing R tokens whose earliest changed part lies S tokens before the end of the previous
+request, at read price r and write price w, costs ``w·(S − R) − r·S`` more now and saves
+``r·R`` on every later warm request: it pays after n* = (w·(S − R) − r·S) / (r·R)
+requests. The expected number of further warm requests is taken to be the number of warm
+requests the current run has already lasted (a run that has lasted k requests is expected to
+last about k more), so a batch applies when n* ≤ k.
+
+Everything here derives from the message list (timestamps, model ids, estimated tokens) and
+the config, never the wall clock, so a restart or a replay decides exactly the same.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from dcp_plugin.cost.prices import Pricing
+from dcp_plugin.cost.requests import request_cost
+from dcp_plugin.pipeline.fenwick import Fenwick
+from dcp_plugin.pipeline.placeholders import Decision
+
+# Batches evaluated per request at most: the shallowest pending positions and an even spread
+# of the deeper ones, so a session with thousands of waiting prunes costs the same per request.
+MAX_CANDIDATES = 32
+
+ModelKey = tuple[str | None, str | None] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One request of the implied history: how many messages it held, when, and to which model."""
+
+    count: int
+    time_ms: int
+    model_key: ModelKey
+    pricing: Pricing
+    auto_tier: bool  # the context reached the auto-compact threshold
+
+
+@dataclass(frozen=True, slots=True)
+class PointCost:
+    """What one request cost, in base-input-token units, with the plugin and without it."""
+
+    count: int
+    time_ms: int
+    cold: bool
+    tokens_without: int  # prompt tokens without the plugin (messages + fixed overhead)
+    tokens_with: int
+    cost_without: float
+    cost_with: float
+    rewritten: int  # tokens processed again because a placeholder changed an already-cached part
+    applied: int  # decisions whose placeholders were first written in this request
+    rule: str  # why they were written now: cold, tail, pays, auto, sweep, immediate, or "" for none
+
+    @property
+    def saved(self) -> float:
+        """Net saving of this request (negative: the plugin made it cost more)."""
+        return self.cost_without - self.cost_with
+
+
+@dataclass(slots=True)
+class _Previous:
+    count: int
+    time_ms: int
+    model_key: ModelKey
+    sent_with: int
+    sent_without: int
+    saved: int
+
+
+@dataclass(slots=True)
+class Totals:
+    """Sums over every request of the session so far (this epoch)."""
+
+    requests: int = 0
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    rewritten: int = 0
+    tokens_saved_sent: int = 0
+
+    @property
+    def saved(self) -> float:
+        return self.cost_without - self.cost_with
+
+
+class Scheduler:
+    """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.overhead = 0  # prompt tokens outside the messages (system prompt, tool definitions)
+        self.saved = 0  # tokens the applied decisions in force remove from each request
+        self.bank = 0.0  # net saving so far: what a rewrite may spend
+        self.run = 0  # consecutive warm requests up to the previous one
+        self.totals = Totals()
+        self._sent = Fenwick()  # per message: tokens as sent now
+        self._waiting = Fenwick()  # per message: tokens its pending decisions would remove
+        self._pending: dict[int, list[Decision]] = {}
+        self._pending_at: list[int] = []  # sorted message indexes with pending decisions
+        self._dirty_from: int | None = None  # earliest message changed outside a request (a sweep)
+        self._previous: _Previous | None = None
+        self._costs: list[PointCost] = []
+
+    # -- what the session feeds in -----------------------------------------------------------
+    @property
+    def messages(self) -> int:
+        """How many messages have a token count."""
+        return len(self._sent)
+
+    def add_message(self, tokens: int) -> None:
+        """The next message's estimated tokens, as stored (no placeholder yet)."""
+        self._sent.append(tokens)
+        self._waiting.append(0)
+
+    def sent_prefix(self, end: int) -> int:
+        """Tokens the first ``end`` messages send now."""
+        return self._sent.prefix(end)
+
+    @property
+    def pending(self) -> int:
+        """Decisions waiting for their placeholder to pay."""
+        return sum(len(found) for found in self._pending.values())
+
+    @property
+    def pending_tokens(self) -> int:
+        """Tokens the waiting decisions would remove from each request."""
+        return self._waiting.prefix(len(self._waiting))
+
+    def pend(self, decision: Decision) -> None:
+        """A new decision, waiting for its placeholder to be written."""
+        index = decision.record.message_index
+        found = self._pending.get(index)
+        if found is None:
+            self._pending[index] = [decision]
+            bisect.insort(self._pending_at, index)
+        else:
+            found.append(decision)
+        self._waiting.add(index, decision.tokens_saved)
+
+    def unpend(self, decision: Decision) -> None:
+        """Drop a waiting decision (a later one on the same field replaced it)."""
+        index = decision.record.message_index
+        found = self._pending.get(index, [])
+        if decision in found:
+            found.remove(decision)
+            self._waiting.add(index, -decision.tokens_saved)
+            if not found:
+                del self._pending[index]
+                self._pending_at.pop(bisect.bisect_left(self._pending_at, index))
+
+    def retire(self, decision: Decision) -> None:
+        """An applied decision stops being written (a later one on the same field replaced it)."""
+        self._sent.add(decision.record.message_index, decision.tokens_saved)
+        self.saved -= decision.tokens_saved
+        self._mark_dirty(decision.record.message_index)
+
+    def force(self, decisions: list[Decision], point: int) -> None:
+        """Write these pending decisions now, outside any request (a user's sweep)."""
+        for decision in decisions:
+            self.unpend(decision)
+            self._apply(decision, point)
+            self._mark_dirty(decision.record.message_index)
+
+    def take_costs(self) -> list[PointCost]:
+        """The costs of the requests scheduled since the last call."""
+        out, self._costs = self._costs, []
+        return out
+
+    # -- one request ------------------------------------------------------------------------
+    def at(self, point: Point, number: int) -> list[Decision]:
+        """Schedule request ``number`` (the ``point``): write what pays, account its cost; the decisions written."""
+        previous = self._previous
+        pricing = point.pricing
+        cold = (
+            previous is None
+            or not pricing.caches
+            or point.time_ms - previous.time_ms > pricing.ttl_seconds * 1000
+            or point.model_key != previous.model_key
+        )
+        free_from = 0 if (cold or not self.enabled or previous is None) else previous.count
+        if self._dirty_from is not None:
+            free_from = min(free_from, self._dirty_from)
+        rule = ("cold" if cold else "immediate") if free_from == 0 else "tail"
+        batch_from = free_from
+        if not cold and self.enabled and previous is not None and self._pending_at and self._pending_at[0] < free_from:
+            chosen, why = self._choose(previous, pricing, point.auto_tier, free_from)
+            if chosen is not None:
+                batch_from, rule = chosen, why
+        applied = self._apply_from(batch_from, number)
+        if not applied:
+            rule = ""
+        self._account(point, previous, cold, applied, rule)
+        return applied
+
+    def _choose(self, previous: _Previous, pricing: Pricing, auto_tier: bool, free_from: int) -> tuple[int | None, str]:
+        """The deepest-paying batch start among the pending positions before ``free_from``."""
+        r, w = pricing.read, pricing.write
+        tail_tokens = self._waiting.range(free_from, len(self._waiting))
+        # What this request saves anyway: the prefix already pruned, read cheaper, and free prunes.
+        base = r * previous.saved + w * tail_tokens
+        horizon = max(1, self.run)
+        already = previous.sent_with - self._sent.prefix(free_from) if free_from < previous.count else 0
+        best: tuple[float, int] | None = None
+        for start in self._candidates(free_from):
+            removed = self._waiting.range(start, free_from)
+            span = previous.sent_with - self._sent.prefix(start)
+            extra = (w - r) * (span - already) - w * removed
+            if extra > self.bank + base:
+                continue
+            if not auto_tier and extra > horizon * r * removed:
+                continue
+            gain = horizon * r * removed - extra
+            if best is None or gain > best[0] or (gain == best[0] and start < best[1]):
+                best = (gain, start)
+        if best is None:
+            return None, ""
+        return best[1], "auto" if auto_tier and best[0] < 0 else "pays"
+
+    def _candidates(self, free_from: int) -> list[int]:
+        end = bisect.bisect_left(self._pending_at, free_from)
+        positions = self._pending_at[:end]
+        if len(positions) <= MAX_CANDIDATES:
+            return positions
+        half = MAX_CANDIDATES // 2
+        deep = positions[:-half]
+        step = -(-len(deep) // half)
+        return deep[::step] + positions[-half:]
+
+    def _apply_from(self, start: int, number: int) -> list[Decision]:
+        cut = bisect.bisect_left(self._pending_at, start)
+        indexes = self._pending_at[cut:]
+        del self._pending_at[cut:]
+        applied: list[Decision] = []
+        for index in indexes:
+            for decision in self._pending.pop(index):
+                self._waiting.add(index, -decision.tokens_saved)
+                self._apply(decision, number)
+                applied.append(decision)
+        applied.sort(key=lambda d: d.record.seq)
+        return applied
+
+    def _apply(self, decision: Decision, number: int) -> None:
+        decision.applied_at = number
+        self._sent.add(decision.record.message_index, -decision.tokens_saved)
+        self.saved += decision.tokens_saved
+
+    def _mark_dirty(self, index: int) -> None:
+        self._dirty_from = index if self._dirty_from is None else min(self._dirty_from, index)
+
+    def _account(self, point: Point, previous: _Previous | None, cold: bool, applied: list[Decision], rule: str) -> None:
+        pricing = point.pricing
+        sent_with = self._sent.prefix(point.count)
+        sent_without = sent_with + self.saved
+        prompt_with = sent_with + self.overhead
+        prompt_without = sent_without + self.overhead
+        rewritten = 0
+        if cold or previous is None:
+            cost_with = request_cost(prompt_with, 0, pricing)
+            cost_without = request_cost(prompt_without, 0, pricing)
+        else:
+            changed = [d.record.message_index for d in applied if d.record.message_index < previous.count]
+            if self._dirty_from is not None and self._dirty_from < previous.count:
+                changed.append(self._dirty_from)
+            unchanged = min(changed) if changed else previous.count
+            cached = self._sent.prefix(unchanged)
+            if changed:
+                rewritten = self._sent.range(unchanged, previous.count)
+            cost_with = request_cost(prompt_with, self.overhead + cached, pricing)
+            cost_without = request_cost(prompt_without, self.overhead + previous.sent_without, pricing)
+        cost = PointCost(
+            point.count, point.time_ms, cold, prompt_without, prompt_with, cost_without, cost_with, rewritten, len(applied), rule
+        )
+        self._costs.append(cost)
+        totals = self.totals
+        totals.requests += 1
+        totals.cost_without += cost_without
+        totals.cost_with += cost_with
+        totals.rewritten += rewritten
+        totals.tokens_saved_sent += self.saved
+        self.bank += cost.saved
+        self.run = 1 if cold else self.run + 1
+        self._previous = _Previous(point.count, point.time_ms, point.model_key, sent_with, sent_without, self.saved)
+        self._dirty_from = None
+
+    def describe(self) -> dict[str, Any]:
+        """The numbers the reports show: pending, bank and totals."""
+        totals = self.totals
+        return {
+            "pending": self.pending,
+            "pending_tokens": self.pending_tokens,
+            "requests": totals.requests,
+            "cost_without": round(totals.cost_without, 1),
+            "cost_with": round(totals.cost_with, 1),
+            "net_saved": round(totals.saved, 1),
+            "rewritten_tokens": totals.rewritten,
+        }
