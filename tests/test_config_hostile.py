@@ -114,13 +114,6 @@ def test_an_integer_too_long_to_convert_drops_only_its_key(tmp_path: Path) -> No
     assert problem.text == "expected a whole number, got <a number with 5,000 digits>"
 
 
-def test_an_integer_too_long_to_convert_in_json5_syntax_drops_only_its_key() -> None:
-    parsed = parse_text("{enabled: false, debug: " + "1" * 5000 + "}", "f")
-    assert parsed.problems == [] and parsed.data is not None
-    clean, (problem,) = validate_layer(parsed.data, "f")
-    assert clean == {"enabled": False} and problem.key == "debug"
-
-
 def test_a_whole_number_the_host_cannot_hold_fails_validation_at_its_file(tmp_path: Path) -> None:
     lower = tmp_path / "global.jsonc"
     lower.write_text('{"strategies": {"purgeErrors": {"turns": 6}}}')

@@ -71,14 +71,13 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
 
     `data` is modified in place and returned. All errors are reported, not just the first.
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = cut_long_lists(data, name)
     legacy = remove_key_everywhere(data, LEGACY_KEY)
     if legacy:
         where = ", ".join(f"`{dotted(p)}`" for p in legacy)
         problems.append(
             Problem("warning", name, f"`{LEGACY_KEY}` {LEGACY_TEXT} from the model's window, so it is ignored (found at {where})")
         )
-    problems.extend(cut_long_lists(data, name))
     cut_deep(data, MAX_DEPTH)
     try:
         errors = list(_validator().iter_errors(data))
