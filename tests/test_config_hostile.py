@@ -6,23 +6,16 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from helpers import run_bounded
 
 from dcp_plugin.config.loader import combine, load_layer
 from dcp_plugin.config.parse import decode, parse_text, read_text
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.validate import SUMMARY_LIMIT, validate_layer
-
-
-def run_bounded(code: str, seconds: float = 60) -> str:
-    """Run `code` in a fresh interpreter; a hang or a quadratic blow-up fails instead of stalling the suite."""
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=seconds, check=True
-    )
-    return result.stdout.strip()
 
 
 def dcp(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

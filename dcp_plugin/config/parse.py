@@ -239,8 +239,9 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError) -> 
     if len(text) > MAX_JSON5_BYTES or len(_SPACES.sub("", plain)) > MAX_JSON5_CHARS:
         unclosed = unclosed_comment(text)
         if unclosed is not None:
-            line, column = line_column(text, unclosed)
-            return Problem("error", name, f"syntax error: this `/*` comment is never closed (add `*/`); {SKIPPED}", line=line, column=column)
+            at_line, at_column = line_column(text, unclosed)
+            text_ = f"syntax error: this `/*` comment is never closed (add `*/`); {SKIPPED}"
+            return Problem("error", name, text_, line=at_line, column=at_column)
         line = getattr(strict_error, "lineno", None)
         column = getattr(strict_error, "colno", None)
         message = getattr(strict_error, "msg", str(strict_error))

@@ -416,12 +416,13 @@ class Store:
             }
             return found
 
-        return self._run(StoredSession(), work)
+        found: StoredSession = self._run(StoredSession(), work)
+        return found
 
     def stats(self, session_id: str | None = None) -> Stats | None:
         """Stats of one session, or of all sessions ever seen with None; None when the store is unusable."""
-
-        return self._run(None, lambda conn: query_stats(conn, session_id))
+        stats: Stats | None = self._run(None, lambda conn: query_stats(conn, session_id))
+        return stats
 
     def reset_stats(self, now: float | None = None) -> bool:
         """Start the statistics over from zero; True when done.
