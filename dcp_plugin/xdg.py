@@ -21,3 +21,28 @@ def base_dir(variable: str, env: Mapping[str, str] | None = None) -> Path:
         return Path(value)
     home = env.get("HOME")
     return (Path(home) if home else Path.home()).joinpath(*_FALLBACKS[variable])
+
+
+PRIVATE_DIR_MODE = 0o700
+SHARED_DIR_MODE = 0o755
+
+
+def make_dirs(path: Path, mode: int) -> None:
+    """Create ``path`` and every missing parent with ``mode`` exactly, never wider.
+
+    ``Path.mkdir(parents=True, mode=...)`` gives the parents the default 0o777 minus the umask:
+    under umask 000 they would be world-writable. The umask can only narrow ``mode`` here.
+    """
+    missing: list[Path] = []
+    current = Path(path)
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, mode)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise

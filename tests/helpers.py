@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
@@ -61,3 +64,12 @@ def call(tool: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
 
 def tool_parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [p for m in messages for p in m["parts"] if p.get("type") == "tool"]
+
+
+def run_bounded(code: str, seconds: float = 60) -> str:
+    """Run `code` in a fresh interpreter and return its stdout; a hang or a blow-up fails the test
+    (subprocess timeout) instead of stalling the suite."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=seconds, check=True
+    )
+    return result.stdout.strip()

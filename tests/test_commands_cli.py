@@ -120,3 +120,60 @@ def test_stats_table_lists_every_strategy(capsys: Any) -> None:
     for name in ("deduplication", "supersedeWrites", "purgeErrors", "sweep"):
         assert name in out
     assert "~1,234" in out and "~2,468" in out
+
+
+def test_stats_db_never_changes_the_file_it_is_given(tmp_path: Path, capsys: Any) -> None:
+    other = tmp_path / "other.db"
+    other.write_bytes(b"some other file " * 64)
+    assert main(["stats", "--db", str(other)]) == 1
+    assert "is not a dcp state database" in capsys.readouterr().err
+    assert other.read_bytes() == b"some other file " * 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "other.db"]
+
+
+def test_stats_db_of_a_missing_file_is_an_error_and_creates_nothing(tmp_path: Path, capsys: Any) -> None:
+    assert main(["stats", "--db", str(tmp_path / "missing.db")]) == 1
+    assert "missing.db: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_stats_reset_with_yes_starts_over_and_keeps_sweeps(capsys: Any) -> None:
+    store = Store(default_path())
+    store.save([SessionBatch("a", [Decision("1", "read", "deduplication", 100)], manual={"2": "sweep"}, requests=5)])
+    store.close()
+    assert main(["stats", "--reset", "--yes"]) == 0
+    assert main(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert (data["sessions"], data["requests"], data["calls_pruned"]) == (0, 0, 0)
+    assert Store(default_path()).load_session("a").manual == {"2": "sweep"}
+
+
+def test_stats_reset_without_a_terminal_asks_for_yes(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(default_path())
+    store.save([SessionBatch("a", requests=5)])
+    store.close()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["stats", "--reset"]) == 1
+    assert "pass --yes" in capsys.readouterr().err
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["requests"] == 5
+
+
+def test_stats_reset_asks_on_a_terminal_and_does_nothing_unless_told_yes(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(default_path())
+    store.save([SessionBatch("a", requests=5)])
+    store.close()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    answers = iter(["", "y"])
+    monkeypatch.setattr("builtins.input", lambda _question: next(answers))
+    assert main(["stats", "--reset"]) == 1
+    assert main(["stats", "--reset"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["requests"] == 0
+
+
+def test_stats_reset_without_a_database_has_nothing_to_do(capsys: Any) -> None:
+    assert main(["stats", "--reset", "--yes"]) == 0
+    assert "nothing to reset" in capsys.readouterr().out
+    assert not default_path().exists()

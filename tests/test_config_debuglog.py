@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -87,3 +88,34 @@ def test_failure_disables_the_log_with_one_message(tmp_path: Path, capsys: pytes
     log.decision("s", "c", "t", "r")
     assert log.disabled
     assert capsys.readouterr().err.count("debug log") == 1
+
+
+def test_control_characters_from_session_ids_are_escaped(state: Path) -> None:
+    log = DebugLog.for_environment()
+    log.decision("ses\x1b]0;owned\x07\x1b[2J", "call\u2028x", "read", "r", "back\\slash")
+    log.close()
+    raw = log.path.read_bytes()
+    assert not any(byte < 0x20 and byte not in (0x09, 0x0A) for byte in raw) and "\u2028" not in raw.decode()
+    fields = raw.decode().splitlines()[0].split("\t")
+    assert fields[1:3] == ["ses\\x1b]0;owned\\x07\\x1b[2J", "call\\u2028x"] and fields[-1] == "back\\\\slash"
+
+
+def test_a_lone_surrogate_in_an_id_does_not_disable_the_log(state: Path) -> None:
+    log = DebugLog.for_environment()
+    log.decision("ses_\ud800", "c", "t", "r")
+    log.decision("ses_2", "c", "t", "r")
+    log.close()
+    assert not log.disabled
+    assert [line.split("\t")[1] for line in log.path.read_text().splitlines()] == ["ses_\\ud800", "ses_2"]
+
+
+def test_folders_created_for_the_log_are_private_under_umask_000(state: Path) -> None:
+    old = os.umask(0)
+    try:
+        log = DebugLog.for_environment()
+        log.decision("s", "c", "t", "r")
+        log.close()
+    finally:
+        os.umask(old)
+    for directory in (state, state / "opencode", state / "opencode" / "dcp"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory

@@ -139,10 +139,15 @@ def test_big_commented_file_under_the_limit_is_read(tmp_path: Path) -> None:
 
 
 def test_big_file_with_other_json5_syntax_names_the_position(tmp_path: Path) -> None:
-    text = "{" + " " * (70 * 1024) + "\nenabled: true}"
+    text = '{"protectedFilePatterns": [' + '"a/**",' * 400 + "],\nenabled: true}"
     (problem,) = parse_text(text, "f").problems
     assert (problem.line, problem.column) == (2, 1)
-    assert "files over 64 KiB" in problem.text
+    assert "more than 2,048 characters outside comments" in problem.text
+
+
+def test_a_commented_file_may_still_use_json5_syntax() -> None:
+    text = "// " + "x" * 5_000 + "\n{enabled: false, /* " + "y" * 5_000 + " */ debug: true}"
+    assert parse_text(text, "f").data == {"enabled": False, "debug": True}
 
 
 def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,7 +157,7 @@ def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
     def denied(*_args: object, **_kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(parse, "open", denied, raising=False)
+    monkeypatch.setattr(parse, "open_file", denied)
     text, problem = read_text(path)
     assert text is None and problem is not None
     assert problem.text.startswith("cannot be read (Permission denied)")
@@ -174,7 +179,7 @@ def test_deep_nesting_beyond_the_parser_is_reported_not_raised() -> None:
 
 
 def test_deep_nesting_with_json5_syntax_is_reported_not_raised() -> None:
-    parsed = parse_text("{a: " + "[" * 5000 + "]" * 5000 + "}", "f")
+    parsed = parse_text("{a: " + "[" * 1000 + "]" * 1000 + "}", "f")
     assert parsed.data is None
     assert "nested too deeply" in parsed.problems[0].text
 

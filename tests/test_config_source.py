@@ -271,7 +271,7 @@ def test_unreadable_file_is_reported_and_skipped(env: Env, monkeypatch: pytest.M
     def denied(*_args: object, **_kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("dcp_plugin.config.parse.open", denied, raising=False)
+    monkeypatch.setattr("dcp_plugin.config.parse.open_file", denied)
     assert env.source(create_global=False).get().debug is False
     assert env.texts() == [
         f"dcp: {env.project_file}: error: cannot be read (Permission denied); the whole file is skipped; "

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from helpers import PROJECT, call, make_config, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.store import SCHEMA_VERSION, Decision, SessionBatch, Store, default_path
 
 
@@ -149,12 +150,13 @@ def test_corrupt_file_is_moved_aside_with_one_warning_and_a_fresh_db_works(tmp_p
     assert store.load_session("s").pruned == {"c"}
 
 
-def test_a_directory_where_the_database_should_be_is_moved_aside(tmp_path: Path) -> None:
+def test_a_directory_where_the_database_should_be_is_left_alone(tmp_path: Path) -> None:
     warnings: list[str] = []
     store = store_at(tmp_path, warnings)
-    store.path.mkdir(parents=True)
-    assert store.save([SessionBatch("s", requests=1)])
-    assert len(warnings) == 1 and store.moved_aside[0].is_dir()
+    (store.path / "inside").mkdir(parents=True)
+    assert store.save([SessionBatch("s", requests=1)]) is False
+    assert len(warnings) == 1 and "cannot be opened" in warnings[0]
+    assert store.moved_aside == [] and (store.path / "inside").is_dir()
 
 
 def test_database_from_a_newer_version_is_left_alone_and_not_used(tmp_path: Path) -> None:
@@ -170,14 +172,21 @@ def test_database_from_a_newer_version_is_left_alone_and_not_used(tmp_path: Path
     assert store.path.exists() and store.moved_aside == []
 
 
-def test_an_unusable_data_directory_disables_the_store_with_one_warning(tmp_path: Path) -> None:
+def test_an_unusable_data_directory_warns_once_and_is_retried_later(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     warnings: list[str] = []
-    store = Store(blocker / "sub" / "dcp.sqlite3", warnings.append)
+    now = [0.0]
+    store = Store(blocker / "sub" / "dcp.sqlite3", warnings.append, clock=lambda: now[0])
+    assert store.save([SessionBatch("s", requests=1)]) is False
     assert store.save([SessionBatch("s", requests=1)]) is False
     assert store.load_session("s").pruned == set()
-    assert len(warnings) == 1 and not store.available
+    assert len(warnings) == 1 and store.available
+    blocker.unlink()
+    blocker.mkdir()
+    assert store.save([SessionBatch("s", requests=1)]) is False  # still backing off
+    now[0] += store_mod.RETRY_SECONDS
+    assert store.save([SessionBatch("s", requests=1)]) is True
 
 
 def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None:
@@ -191,7 +200,7 @@ def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None
     runtime.transform({}, {"messages": messages})
     runtime.flush()
     assert messages[1]["parts"][0]["state"]["output"] != "A" * 300
-    assert len([r for r in reports if "will not be saved" in r]) == 1
+    assert len([r for r in reports if "cannot be opened" in r]) == 1
 
 
 _decisions = st.lists(

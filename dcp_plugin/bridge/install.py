@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dcp_plugin.bridge import SHIM_PATH
 from dcp_plugin.config.discovery import global_dir
+from dcp_plugin.xdg import SHARED_DIR_MODE, make_dirs
 
 PLUGIN_FILENAME = "dcp.js"  # OpenCode loads only *.js / *.ts from a plugins directory
 MARKER = "// Installed by `dcp opencode install` (dcp-plugin)."
@@ -72,7 +73,7 @@ def install(directory: Path, python: str, force: bool = False) -> Outcome:
         if path.read_text(encoding="utf-8", errors="replace") == text:
             return Outcome(path, "unchanged")
         action = "updated"
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory, SHARED_DIR_MODE)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from dcp_plugin.host.notifications import plural
 from dcp_plugin.cli.replay import load_config_option
 from dcp_plugin.pipeline.conversation import latest_model, session_id_of
 from dcp_plugin.replay.sessionfile import SessionFileError, load_session
-from dcp_plugin.host.store import Stats, Store, default_path
+from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
 
 BAR_WIDTH = 16
 
@@ -44,10 +45,17 @@ def add_parser(subparsers: Any) -> None:
     s = subparsers.add_parser(
         "stats",
         help="calls pruned and tokens saved across every session seen",
-        description="All-time pruning statistics from the plugin's state database.",
+        description=(
+            "All-time pruning statistics from the plugin's state database, read without changing it. "
+            "--reset starts them over from zero (it asks first; --yes skips the question): request and "
+            "token counts are zeroed and calls pruned so far stop counting, while /dcp sweep decisions "
+            "and what pruning needs to keep placeholders stable are kept."
+        ),
     )
     s.add_argument("--json", action="store_true", help="print the statistics as JSON on stdout")
-    s.add_argument("--db", type=Path, help="state database to read (default: the user's)")
+    s.add_argument("--db", type=Path, help="state database to read (default: the user's); never modified unless --reset")
+    s.add_argument("--reset", action="store_true", help="start the statistics over from zero")
+    s.add_argument("--yes", action="store_true", help="with --reset: do not ask for confirmation")
     s.set_defaults(func=run_stats)
 
 
@@ -151,17 +159,20 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    """`dcp stats`."""
+    """`dcp stats`: read-only, except with --reset."""
     path: Path = args.db or default_path()
-    if path.exists():
-        store = Store(path, lambda text: print(text, file=sys.stderr))
-        stats = store.stats(None)
-        store.close()
-        if stats is None:
-            print(f"dcp stats: cannot read {path}", file=sys.stderr)
+    if args.reset:
+        if args.db is None and not os.path.lexists(path):
+            print("no statistics recorded yet; nothing to reset")
+            return 0
+        return reset_stats(path, args.yes)
+    try:
+        stats = read_stats(path)
+    except NotAStore as exc:
+        if args.db is not None or os.path.lexists(path):
+            print(f"dcp stats: {exc}", file=sys.stderr)
             return 1
-    else:
-        stats = Stats()
+        stats = Stats()  # nothing recorded yet for this user
     if args.json:
         json.dump(stats_dict(stats), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -186,4 +197,32 @@ def run_stats(args: argparse.Namespace) -> int:
         f"(estimates; database {path})",
         highlight=False,
     )
+    return 0
+
+
+def reset_stats(path: Path, confirmed: bool) -> int:
+    """`dcp stats --reset`: zero the statistics of an existing dcp database, after asking."""
+    try:
+        before = read_stats(path)  # refuses anything that is not a dcp database, creates nothing
+    except NotAStore as exc:
+        print(f"dcp stats: nothing reset: {exc}", file=sys.stderr)
+        return 1
+    question = (
+        f"Reset the statistics in {path} ({plural(before.sessions, 'session')}, {plural(before.calls, 'call')} pruned)? "
+        "Sweeps and pruning decisions are kept. [y/N] "
+    )
+    if not confirmed:
+        if not sys.stdin.isatty():
+            print("dcp stats: --reset asks for confirmation; pass --yes to reset without asking", file=sys.stderr)
+            return 1
+        if input(question).strip().lower() not in ("y", "yes"):
+            print("dcp stats: nothing reset")
+            return 1
+    store = Store(path, lambda text: print(text, file=sys.stderr))
+    done = store.reset_stats()
+    store.close()
+    if not done:
+        print(f"dcp stats: could not reset {path}", file=sys.stderr)
+        return 1
+    print(f"statistics reset in {path}")
     return 0

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dcp_plugin.config.schema import KeyPath, dotted
+from dcp_plugin.printable import escape
 
 Level = Literal["error", "warning"]
 
@@ -46,7 +47,9 @@ class Problem:
                 origin = (origins or {}).get(dotted(self.fallback), DEFAULT_ORIGIN)
                 source = "the default" if origin == DEFAULT_ORIGIN else f"from {origin}"
                 message += f"; using {show_value(value)} ({source})"
-        return message
+        # keys and file names come from the user's files: no raw control character or lone
+        # surrogate may reach a terminal (or crash printing, as a surrogate does)
+        return escape(message)
 
 
 def lookup(data: Mapping[str, Any], path: KeyPath) -> tuple[bool, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.config import schema as schema_mod
+from dcp_plugin.xdg import SHARED_DIR_MODE, make_dirs
 
 WIDTH = 92
 
@@ -69,7 +70,7 @@ def write_atomically(path: Path, text: str, *, exclusive: bool) -> bool:
 
     Returns False when `exclusive` and the file appeared meanwhile (another process won).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent, SHARED_DIR_MODE)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

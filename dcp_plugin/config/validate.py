@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import difflib
 import functools
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
-import pathspec
+from pydantic import ValidationError
 
 from dcp_plugin.config import schema as schema_mod
-from dcp_plugin.config.problems import SKIPPED, Problem, show_value
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.problems import SKIPPED, Problem, lookup, show_value
 from dcp_plugin.config.schema import KeyPath, dotted
+from dcp_plugin.pipeline.globs import pattern_problem
 
 LEGACY_KEY = "contextPercentageThreshold"
 LEGACY_TEXT = "was removed; thresholds are now computed internally"
@@ -21,6 +22,16 @@ LEGACY_TEXT = "was removed; thresholds are now computed internally"
 # no later step (jsonschema's messages, rendering) can hit the recursion limit.
 MAX_DEPTH = 32
 TOO_DEEP = "<nested too deeply>"
+# More problems of one kind than this in one place (unknown keys of a section, dropped entries
+# of a list) are folded into one message: 20,000 separate notifications help nobody.
+SUMMARY_LIMIT = 3
+# Each round drops every value the model rejects; a second round only if dropping exposed more.
+MAX_MODEL_ROUNDS = 5
+_MODEL_EXPECTED = {
+    "int_parsing_size": "a whole number of a usable size",
+    "int_from_float": "a whole number",
+    "finite_number": "a finite number",
+}
 
 _TYPE_NAMES = {
     "boolean": "true or false",
@@ -33,18 +44,6 @@ _TYPE_NAMES = {
 }
 
 Path = list[str | int]
-
-
-def pattern_problem(pattern: str) -> str | None:
-    """Why a gitignore-style pattern is unusable, or None when pathspec accepts it."""
-    try:
-        spec = pathspec.PathSpec.from_lines("gitignore", [pattern])
-    except Exception as exc:  # pathspec raises its own error, re.error and others
-        detail = exc.msg if isinstance(exc, re.error) else str(exc)
-        return f"it is not a valid gitignore pattern ({detail})"
-    if not spec.patterns or all(p.include is None for p in spec.patterns):
-        return "it matches nothing (blank or a `#` comment)"
-    return None
 
 
 def _format_checker() -> jsonschema.FormatChecker:
@@ -72,7 +71,7 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
 
     `data` is modified in place and returned. All errors are reported, not just the first.
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = cut_long_lists(data, name)
     legacy = remove_key_everywhere(data, LEGACY_KEY)
     if legacy:
         where = ", ".join(f"`{dotted(p)}`" for p in legacy)
@@ -85,20 +84,90 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
     except RecursionError:
         return {}, problems + [Problem("error", name, f"is nested too deeply to check; {SKIPPED}")]
     removals: dict[tuple[str | int, ...], None] = {}
+    unknown: dict[tuple[str | int, ...], list[str]] = {}
+    entries: dict[tuple[str | int, ...], list[Problem]] = {}
     for error in errors:
         path: Path = list(error.absolute_path)
         if error.validator == "additionalProperties":
             for key in _unknown_keys(error):
                 removals.setdefault(tuple(path + [key]), None)
-                problems.append(unknown_key_problem(name, [*path, key]))
+                unknown.setdefault(tuple(path), []).append(key)
             continue
         if tuple(path) in removals or not path:
             continue
         removals[tuple(path)] = None
-        problems.append(_schema_problem(name, path, error))
+        problem = _schema_problem(name, path, error)
+        if isinstance(path[-1], int):
+            entries.setdefault(tuple(path[:-1]), []).append(problem)
+        else:
+            problems.append(problem)
+    for parent, keys in unknown.items():
+        problems.extend(_unknown_problems(name, list(parent), keys))
+    for group in entries.values():
+        problems.extend(summarize(group))
     for path_key in sorted(removals, key=_sort_key, reverse=True):
         _delete(data, list(path_key))
+    problems.extend(model_problems(data, name))
     return data, problems
+
+
+def cut_long_lists(data: dict[str, Any], name: str) -> list[Problem]:
+    """Lists longer than the schema's maxItems cut to their first entries, before anything checks them."""
+    problems: list[Problem] = []
+    for key_path, node in schema_mod.iter_keys():
+        limit = node.get("maxItems")
+        found, value = lookup(data, key_path)
+        if found and isinstance(value, list) and isinstance(limit, int) and len(value) > limit:
+            text = f"holds {len(value):,} entries; only the first {limit:,} are used, the rest are ignored"
+            problems.append(Problem("error", name, text, key=dotted(key_path)))
+            del value[limit:]
+    return problems
+
+
+def _unknown_problems(name: str, parent: Path, keys: list[str]) -> list[Problem]:
+    """One warning per unknown key (with a suggestion), or one for all of them when there are many."""
+    if len(keys) <= SUMMARY_LIMIT:
+        return [unknown_key_problem(name, [*parent, key]) for key in keys]
+    shown = ", ".join(f"`{key}`" for key in keys[:SUMMARY_LIMIT])
+    where = f"in `{dotted(parent)}` " if parent else ""
+    text = f"{len(keys):,} unknown keys {where}are ignored: {shown} and {len(keys) - SUMMARY_LIMIT:,} more"
+    return [Problem("warning", name, text)]
+
+
+def summarize(group: list[Problem]) -> list[Problem]:
+    """Problems of one list's entries as they are, or folded into one when there are many."""
+    if len(group) <= SUMMARY_LIMIT:
+        return group
+    first = group[0]
+    shown = "; ".join(p.text for p in group[:SUMMARY_LIMIT])
+    text = f"{len(group):,} entries are dropped: {shown}; and {len(group) - SUMMARY_LIMIT:,} more"
+    return [Problem(first.level, first.file, text, key=first.key, fallback=first.fallback)]
+
+
+def model_problems(data: dict[str, Any], name: str) -> list[Problem]:
+    """Values the schema accepts but the typed config cannot hold (1e308 as a whole number), dropped.
+
+    The host builds its config with the model, so checking each layer with it here makes
+    `dcp config validate` report exactly what the host does, at the right file.
+    """
+    problems: list[Problem] = []
+    for _ in range(MAX_MODEL_ROUNDS):
+        try:
+            DcpConfig.model_validate(data)
+            return problems
+        except ValidationError as exc:
+            for error in exc.errors():
+                path: Path = [part for part in error["loc"] if isinstance(part, (str, int))]
+                key_path = [str(part) for part in path if not isinstance(part, int)]
+                got = show_value(error.get("input"))
+                expected = _MODEL_EXPECTED.get(error["type"]) or _lower_first(error["msg"])
+                problems.append(Problem("error", name, f"expected {expected}, got {got}", key=dotted(key_path), fallback=tuple(key_path)))
+                _delete(data, path)
+    return problems
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def _sort_key(path: tuple[str | int, ...]) -> tuple[tuple[int, str | int], ...]:

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from dcp_plugin.xdg import base_dir
+from dcp_plugin.printable import escape
+from dcp_plugin.xdg import PRIVATE_DIR_MODE, base_dir, make_dirs
 
 FILE_MODE = 0o600
-DIR_MODE = 0o700
-_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+DIR_MODE = PRIVATE_DIR_MODE
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -23,9 +23,14 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def format_line(when: dt.datetime, session_id: str, call_id: str, tool: str, reason: str, detail: str) -> str:
-    """Tab-separated fields: ISO time, session, call, tool, reason, detail (tabs and newlines escaped)."""
+    """Tab-separated fields: ISO time, session, call, tool, reason, detail.
+
+    Ids come from the host's messages: backslashes, tabs, newlines, every other control
+    character and lone surrogates are escaped, so a line stays one line of valid UTF-8 and
+    `tail -f` cannot be made to emit terminal escape sequences.
+    """
     fields = [when.isoformat(timespec="milliseconds"), session_id, call_id, tool, reason, detail]
-    return "\t".join(str(f).translate(_ESCAPES) for f in fields) + "\n"
+    return "\t".join(escape(str(f), backslash=True) for f in fields) + "\n"
 
 
 class DebugLog:
@@ -61,7 +66,7 @@ class DebugLog:
             self._disable(exc)
 
     def _open(self) -> IO[str]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        make_dirs(self.path.parent, DIR_MODE)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         try:
             # an existing file keeps its old mode through os.open, so tighten it here

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.xdg import base_dir
+from dcp_plugin.xdg import PRIVATE_DIR_MODE, base_dir, make_dirs
 
 log = logging.getLogger("dcp_plugin.host.store")
 
@@ -27,7 +28,7 @@ SCHEMA_VERSION = 2
 DB_NAME = "dcp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
 FILE_MODE = 0o600
-DIR_MODE = 0o700
+DIR_MODE = PRIVATE_DIR_MODE
 
 Warn = Callable[[str], None]
 
@@ -56,7 +57,14 @@ _SCHEMA: tuple[str, ...] = (
         decided_at REAL NOT NULL,
         PRIMARY KEY (session_id, call_id)
     ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS meta (
+        key TEXT PRIMARY KEY,
+        value REAL NOT NULL
+    ) WITHOUT ROWID""",
 )
+_TABLES = ("sessions", "pruned", "manual", "meta")
+# Statistics count what happened after this time (`dcp stats --reset`).
+STATS_RESET_KEY = "stats_reset_at"
 
 # Version 2: what requests cost with and without the plugin (prompt-cache pricing), and the
 # tokens its own placeholders made the provider process again.
@@ -66,10 +74,14 @@ _SESSION_COLUMNS_V2: tuple[tuple[str, str], ...] = (
     ("rewritten_tokens", "INTEGER NOT NULL DEFAULT 0"),
 )
 
-# Error names (Python >= 3.11 exposes them) and message fragments meaning "this file is not a
-# usable database": it is moved aside. Anything else (locked, disk full) is transient.
-_CORRUPT_NAMES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CANTOPEN"})
-_CORRUPT_WORDS = ("malformed", "not a database", "unable to open database file", "file is encrypted")
+# Error names (Python >= 3.11 exposes them) and message fragments meaning the file's content is
+# not a database: only then is it moved aside. Everything else is the machine, not the file (out
+# of descriptors, permissions, a read-only mount, "unable to open database file", disk full,
+# locked): the data is kept and opening is retried later.
+_CORRUPT_NAMES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+_CORRUPT_WORDS = ("malformed", "not a database", "file is encrypted")
+# After the store could not be opened, how long to answer "nothing known" before trying again.
+RETRY_SECONDS = 30.0
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -171,11 +183,19 @@ class Stats:
 
 
 class StoreUnavailable(Exception):
-    """The store cannot be used in this process (reason in the message)."""
+    """The store cannot be used right now (reason in the message)."""
+
+
+class NotAStore(Exception):
+    """A file given to read statistics from is missing or is not a dcp state database."""
 
 
 def is_corruption(exc: BaseException) -> bool:
-    """Whether an sqlite3 error means the file itself is unusable (as opposed to busy or full)."""
+    """Whether an sqlite3 error is about the file's content (corrupt, not a database).
+
+    Not "unable to open database file" (SQLITE_CANTOPEN): that is what SQLite says when it is
+    out of file descriptors, on a read-only mount or without permission, with a healthy file.
+    """
     if not isinstance(exc, sqlite3.DatabaseError):
         return False
     if getattr(exc, "sqlite_errorname", None) in _CORRUPT_NAMES:
@@ -192,13 +212,14 @@ def is_busy(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
-def is_unusable_file(exc: BaseException, path: Path) -> bool:
-    """Whether opening failed because of the file at ``path`` itself (corrupt, a directory, unreadable)."""
-    if not (path.exists() or path.is_symlink()):
-        return False
-    if is_corruption(exc):
-        return True
-    return isinstance(exc, (IsADirectoryError, PermissionError))
+def _table_names(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _stamp() -> str:
@@ -214,19 +235,27 @@ class Store:
     written. All public methods are thread-safe and never raise.
     """
 
-    def __init__(self, path: str | os.PathLike[str], warn: Warn | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], warn: Warn | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.path = Path(path)
         self.warn = warn
+        self._clock = clock
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._unavailable: str | None = None
+        self._unavailable: str | None = None  # for good: a newer schema
+        self._retry_at: float | None = None  # after a failed open: answer "nothing known" until then
         self._warned: set[str] = set()
         self.moved_aside: list[Path] = []
 
     # -- opening and recovery ---------------------------------------------------------------
     @property
     def available(self) -> bool:
-        """False once the store gave up for this process (reason already warned about)."""
+        """False once the store gave up for this process (reason already warned about).
+
+        A store that only failed to open (out of descriptors, a read-only mount) stays
+        available: it retries later, and callers keep what they could not save.
+        """
         return self._unavailable is None
 
     def _say(self, text: str) -> None:
@@ -242,7 +271,7 @@ class Store:
             log.exception("dcp: the store's warning callback failed")
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        make_dirs(self.path.parent, DIR_MODE)
         if not self.path.exists():
             # Create it private before SQLite does (SQLite would use the umask).
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
@@ -270,25 +299,25 @@ class Store:
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> None:
+        """Create the schema, or the tables missing from one of this version (repairs a half-made file)."""
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
         if version > SCHEMA_VERSION:
             raise StoreUnavailable(
                 f"schema version {version} was written by a newer dcp_plugin (this one knows {SCHEMA_VERSION}); "
                 "upgrade dcp_plugin to keep persisting"
             )
+        if version == SCHEMA_VERSION and set(_TABLES) <= _table_names(conn):
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Another process may have created the schema while we waited for the lock.
-            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                have = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
-                for name, kind in _SESSION_COLUMNS_V2:
-                    if name not in have:
-                        conn.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
-                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # CREATE ... IF NOT EXISTS: another process may have done it while we waited for the lock.
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+            for name, kind in _SESSION_COLUMNS_V2:
+                if name not in have:
+                    conn.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -308,30 +337,42 @@ class Store:
             if side.exists():
                 os.replace(side, target.with_name(target.name + extra))
         self.moved_aside.append(target)
-        self._say(f"dcp: the state database {self.path} could not be read ({why}); moved it to {target} and started a fresh one")
+        self._say(f"dcp: the state database {self.path} is damaged ({why}); moved it to {target} and started a fresh one")
 
     def _connection(self) -> sqlite3.Connection:
-        """The open connection; opens (and recovers from a corrupt file) on first use."""
+        """The open connection; opens on first use, moves a corrupt file aside, backs off when unavailable."""
         if self._conn is not None:
             return self._conn
         if self._unavailable is not None:
             raise StoreUnavailable(self._unavailable)
+        if self._retry_at is not None and self._clock() < self._retry_at:
+            raise StoreUnavailable(f"{self.path} is unavailable; retrying later")
         try:
             try:
                 self._conn = self._connect()
-            except (sqlite3.Error, OSError) as exc:
-                if not is_unusable_file(exc, self.path):
+            except sqlite3.DatabaseError as exc:
+                if not (is_corruption(exc) and self.path.is_file()):
                     raise
                 self._move_aside(exc)
                 self._conn = self._connect()
-        except (sqlite3.Error, OSError, StoreUnavailable) as exc:
+        except StoreUnavailable as exc:
+            self._unavailable = f"dcp: pruning state will not be saved: {self.path}: {exc}"
+            self._say(self._unavailable)
+            raise StoreUnavailable(self._unavailable) from exc
+        except (sqlite3.Error, OSError) as exc:
             if is_busy(exc):
                 # Another process kept the file locked for seconds: try again on the next use.
                 self._say(f"dcp: the state database {self.path} is busy ({exc}); will retry")
                 raise StoreUnavailable(str(exc)) from exc
-            self._unavailable = f"dcp: pruning state will not be saved: {self.path}: {exc}"
-            self._say(self._unavailable)
-            raise StoreUnavailable(self._unavailable) from exc
+            self._retry_at = self._clock() + RETRY_SECONDS
+            self._say(
+                f"dcp: the state database {self.path} cannot be opened ({_reason(exc)}); it is left as it is, "
+                f"pruning goes on and saving is retried every {RETRY_SECONDS:.0f} s"
+            )
+            raise StoreUnavailable(str(exc)) from exc
+        if self._retry_at is not None:
+            self._retry_at = None
+            log.info("dcp: the state database %s is available again", self.path)
         return self._conn
 
     def _recover(self, exc: BaseException) -> None:
@@ -339,13 +380,14 @@ class Store:
         self._close_quietly()
         if is_corruption(exc):
             try:
-                if self.path.exists():
+                if self.path.is_file():
                     self._move_aside(exc)
             except OSError as move_error:
-                self._unavailable = f"dcp: pruning state will not be saved: cannot move {self.path} aside: {move_error}"
-                self._say(self._unavailable)
+                self._retry_at = self._clock() + RETRY_SECONDS
+                self._say(f"dcp: the state database {self.path} is damaged ({exc}) and cannot be moved aside ({move_error}); retrying later")
         else:
-            self._say(f"dcp: the state database {self.path} failed ({exc}); this change was not saved")
+            # a missing table (repaired when reopening), a read-only mount, a full disk: the file stays
+            self._say(f"dcp: the state database {self.path} failed ({exc}); will retry")
 
     def _close_quietly(self) -> None:
         conn, self._conn = self._conn, None
@@ -407,30 +449,34 @@ class Store:
             }
             return found
 
-        return self._run(StoredSession(), work)
+        found: StoredSession = self._run(StoredSession(), work)
+        return found
 
     def stats(self, session_id: str | None = None) -> Stats | None:
         """Stats of one session, or of all sessions ever seen with None; None when the store is unusable."""
+        stats: Stats | None = self._run(None, lambda conn: query_stats(conn, session_id))
+        return stats
 
-        def work(conn: sqlite3.Connection) -> Stats:
-            where, args = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
-            stats = Stats()
-            for strategy, count, tokens in conn.execute(
-                f"SELECT strategy, COUNT(*), COALESCE(SUM(tokens_saved), 0) FROM pruned {where} GROUP BY strategy",
-                args,
-            ):
-                stats.by_strategy[str(strategy)] = (int(count), int(tokens))
-            row = conn.execute(
-                "SELECT COUNT(*), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0),"
-                " COALESCE(SUM(cost_without), 0), COALESCE(SUM(cost_with), 0), COALESCE(SUM(rewritten_tokens), 0)"
-                f" FROM sessions {where}",
-                args,
-            ).fetchone()
-            stats.sessions, stats.requests, stats.tokens_saved_sent = int(row[0]), int(row[1]), int(row[2])
-            stats.cost_without, stats.cost_with, stats.rewritten_tokens = float(row[3]), float(row[4]), int(row[5])
-            return stats
+    def reset_stats(self, now: float | None = None) -> bool:
+        """Start the statistics over from zero; True when done.
 
-        return self._run(None, work)
+        Counts of requests and tokens are zeroed and pruned calls decided before now stop
+        counting. What pruning needs is kept: the calls already pruned (so a resumed session
+        neither counts nor reports them again), `/dcp sweep` decisions and context snapshots.
+        """
+        when = time.time() if now is None else now
+
+        def work(conn: sqlite3.Connection) -> bool:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (STATS_RESET_KEY, when))
+            conn.execute(
+                "UPDATE sessions SET requests = 0, tokens_saved_sent = 0, cost_without = 0, cost_with = 0,"
+                " rewritten_tokens = 0"
+            )
+            conn.execute("COMMIT")
+            return True
+
+        return bool(self._run(False, work))
 
     # -- writing ----------------------------------------------------------------------------
     def save(self, batches: Iterable[SessionBatch], now: float | None = None) -> bool:
@@ -483,6 +529,88 @@ class Store:
             return True
 
         return bool(self._run(False, work))
+
+
+def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stats:
+    """Stats of one session (or all with None) since the last reset, from an open database."""
+    since = 0.0
+    if "meta" in _table_names(conn):
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (STATS_RESET_KEY,)).fetchone()
+        since = float(row[0]) if row else 0.0
+    where, args = ("AND session_id = ?", (since, session_id)) if session_id is not None else ("", (since,))
+    stats = Stats()
+    for strategy, count, tokens in conn.execute(
+        f"SELECT strategy, COUNT(*), COALESCE(SUM(tokens_saved), 0) FROM pruned WHERE decided_at > ? {where} GROUP BY strategy",
+        args,
+    ):
+        stats.by_strategy[str(strategy)] = (int(count), int(tokens))
+    row = conn.execute(
+        "SELECT COUNT(CASE WHEN last_seen > ? THEN 1 END), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0)"
+        f" FROM sessions WHERE 1 {where}",
+        args,
+    ).fetchone()
+    stats.sessions, stats.requests, stats.tokens_saved_sent = (int(v) for v in row)
+    # A database of version 1 (opened read-only, so not migrated) has no cost columns yet.
+    if {name for name, _ in _SESSION_COLUMNS_V2} <= {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}:
+        only = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+        costs = conn.execute(
+            "SELECT COALESCE(SUM(cost_without), 0), COALESCE(SUM(cost_with), 0), COALESCE(SUM(rewritten_tokens), 0)"
+            f" FROM sessions {only[0]}",
+            only[1],
+        ).fetchone()
+        stats.cost_without, stats.cost_with, stats.rewritten_tokens = float(costs[0]), float(costs[1]), int(costs[2])
+    return stats
+
+
+def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """A read-only connection to a dcp state database; NotAStore saying why when it is not one.
+
+    Nothing is created, renamed or converted: the file is opened with SQLite's `mode=ro`
+    (and `immutable=1` when no write-ahead log is present, so no -wal/-shm files appear).
+    """
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise NotAStore(f"{path}: no such file") from None
+    except OSError as exc:
+        raise NotAStore(f"{path}: cannot be read ({_reason(exc)})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise NotAStore(f"{path} is a directory, not a dcp state database")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAStore(f"{path} is not a regular file, so not a dcp state database")
+    wal = Path(f"{path}-wal")
+    uri = path.resolve().as_uri() + "?mode=ro" + ("" if wal.exists() else "&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise NotAStore(f"{path}: cannot be opened ({exc})") from None
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = _table_names(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if is_corruption(exc):
+            raise NotAStore(f"{path} is not a dcp state database (SQLite says: {exc})") from None
+        raise NotAStore(f"{path}: cannot be read ({exc})") from None
+    if version > SCHEMA_VERSION:
+        conn.close()
+        raise NotAStore(f"{path} was written by a newer dcp_plugin (schema version {version}); upgrade dcp_plugin to read it")
+    if not {"sessions", "pruned"} <= tables:
+        conn.close()
+        raise NotAStore(f"{path} is an SQLite database but not a dcp state database (it has no dcp tables)")
+    return conn
+
+
+def read_stats(path: str | os.PathLike[str], session_id: str | None = None) -> Stats:
+    """Stats read from a database file without changing it; NotAStore when it cannot be."""
+    conn = open_read_only(path)
+    try:
+        return query_stats(conn, session_id)
+    except sqlite3.Error as exc:
+        raise NotAStore(f"{path}: cannot be read ({exc})") from None
+    finally:
+        conn.close()
 
 
 _SHARED: dict[Path, Store] = {}

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 import pathspec
+from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
+
+from dcp_plugin.pipeline.globs import compile_spec
 
 # Tools whose calls no automatic strategy and no sweep may prune; config can add, never remove.
 HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
@@ -25,9 +30,32 @@ HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
     }
 )
 
+# The argument keys that hold a path, at the top level of a tool's input and in each entry of
+# an `edits` list; `patchText` holds apply_patch headers. The README lists the same keys.
 PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+EDITS_KEY = "edits"
+PATCH_KEY = "patchText"
+# OpenCode's apply_patch parser (packages/opencode/src/patch) splits the patch on "\n" and
+# takes a header line that starts with one of these, exactly, then trims what follows the
+# colon (JavaScript's String.trim); an empty path makes the line no header. `Move to` counts
+# only right after `Update File` there; any line is taken here, which can only protect more.
+PATCH_HEADERS: tuple[str, ...] = ("*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:")
+# What JavaScript's trim removes: ECMAScript WhiteSpace and LineTerminator code points.
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# Longer paths are held protected without running any pattern, which bounds what one match can
+# cost: with two `**`, a crafted 4,096-character path took 0.1 s per pattern, 1,024 characters
+# 5-14 ms. 1,024 is macOS's PATH_MAX (Linux allows 4,096, but such paths are rare and keeping
+# one unpruned is harmless); no file system allows a name over 255.
+MAX_PATH_CHARS = 1024
+MAX_NAME_CHARS = 255
+# Distinct path forms whose verdict is remembered per pattern set, so a pattern runs once per
+# path (at most 8 MB of paths, and only with paths of the longest kind).
+VERDICT_CACHE_SIZE = 2048
+# Windows and macOS file systems ignore case by default; elsewhere case matters.
+CASE_INSENSITIVE = sys.platform in ("win32", "cygwin", "darwin")
+
 _SLASHES = re.compile(r"/{2,}")
+_DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
 def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
@@ -35,11 +63,10 @@ def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
     if not isinstance(tool_input, dict):
         return ()
     found: list[str] = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
-    patch = tool_input.get("patchText")
+    patch = tool_input.get(PATCH_KEY)
     if isinstance(patch, str):
-        for match in _PATCH_PATH.finditer(patch):
-            found.append(match.group(1) or match.group(2))
-    edits = tool_input.get("edits")
+        found.extend(patch_paths(patch))
+    edits = tool_input.get(EDITS_KEY)
     if isinstance(edits, list):
         for edit in edits:
             if isinstance(edit, dict):
@@ -47,41 +74,96 @@ def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def patch_paths(patch: str) -> list[str]:
+    """The paths of every apply_patch header line, read as OpenCode's parser reads them."""
+    found = []
+    for line in patch.split("\n"):
+        if not line.startswith("*** "):
+            continue
+        for header in PATCH_HEADERS:
+            if line.startswith(header):
+                path = line[len(header) :].strip(JS_WHITESPACE)
+                if path:
+                    found.append(path)
+                break
+    return found
+
+
 def clean_path(path: str) -> str:
-    """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given."""
+    """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given.
+
+    Backslashes become slashes and a drive letter is upper-cased (`c:\\x` -> `C:/x`).
+    """
     path = _SLASHES.sub("/", path.replace("\\", "/"))
+    if _DRIVE.match(path):
+        path = path[0].upper() + path[1:]
     return posixpath.normpath(path) if path else path
+
+
+def is_absolute(path: str) -> bool:
+    """Whether a (cleaned) path is absolute: `/x`, or a Windows drive path `C:/x`."""
+    return path.startswith("/") or bool(_DRIVE.match(path))
 
 
 def absolute_path(path: str, directory: str) -> str:
     """The normalized absolute path, relative paths resolved against the project directory."""
-    return clean_path(posixpath.join(directory, path) if not path.startswith("/") else path)
+    path = clean_path(path)
+    return path if is_absolute(path) else clean_path(posixpath.join(clean_path(directory), path))
 
 
-def path_forms(path: str, directory: str) -> tuple[str, ...]:
+def path_forms(path: str, directory: str, ignore_case: bool = CASE_INSENSITIVE) -> tuple[str, ...]:
     """The forms a pattern is matched against: as given (normalized) and relative to the project."""
     given = clean_path(path)
     forms = [given]
     absolute = absolute_path(path, directory)
-    root = clean_path(directory)
-    if root == "/":
+    root = clean_path(directory).rstrip("/")
+    inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
+    if not root:
         forms.append(absolute.lstrip("/"))
-    elif absolute.startswith(root + "/"):
+    elif inside:
         forms.append(absolute[len(root) + 1 :])
     return tuple(dict.fromkeys(f for f in forms if f and f != "."))
+
+
+def too_long(path: str) -> bool:
+    """Whether a path is longer than any file system allows (then no pattern is run on it)."""
+    return len(path) > MAX_PATH_CHARS or any(len(name) > MAX_NAME_CHARS for name in path.split("/"))
+
+
+class _Matcher:
+    """The compiled patterns of one config, with a bounded verdict per path form."""
+
+    def __init__(self, spec: pathspec.PathSpec[GitIgnoreBasicPattern]) -> None:
+        self.matches = functools.lru_cache(maxsize=VERDICT_CACHE_SIZE)(self._match)
+        self._spec = spec
+
+    def _match(self, form: str) -> bool:
+        return self._spec.match_file(form)
+
+
+@functools.lru_cache(maxsize=8)
+def _matcher(patterns: tuple[str, ...], ignore_case: bool) -> _Matcher | None:
+    # Sessions of one config share the compiled patterns and the verdicts.
+    spec = compile_spec(patterns, ignore_case)
+    return _Matcher(spec) if spec is not None else None
 
 
 class PathProtector:
     """Decides whether any path of a call matches the configured protected patterns."""
 
-    def __init__(self, patterns: Iterable[str], directory: str) -> None:
-        patterns = [p for p in patterns if isinstance(p, str) and p.strip()]
+    def __init__(self, patterns: Iterable[str], directory: str, ignore_case: bool = CASE_INSENSITIVE) -> None:
+        usable = tuple(p for p in patterns if isinstance(p, str) and p.strip())
         self.directory = clean_path(directory)
-        self._spec = pathspec.PathSpec.from_lines("gitignore", patterns) if patterns else None
+        self.ignore_case = ignore_case
+        self._matcher = _matcher(usable, ignore_case) if usable else None
 
     def is_protected(self, paths: Iterable[str]) -> bool:
-        """True when some form of some path matches a protected pattern."""
-        if self._spec is None:
+        """True when some form of some path matches a protected pattern (or is too long to match)."""
+        matcher = self._matcher
+        if matcher is None:
             return False
-        spec = self._spec
-        return any(spec.match_file(form) for p in paths for form in path_forms(p, self.directory))
+        return any(
+            too_long(form) or matcher.matches(form)
+            for p in paths
+            for form in path_forms(p, self.directory, self.ignore_case)
+        )

@@ -1,0 +1,25 @@
+"""Untrusted text made safe to print on one line: control characters and lone surrogates escaped."""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls, DEL, the Unicode line and paragraph separators, and lone surrogates (which
+# no UTF-8 stream can carry: printing one raises UnicodeEncodeError).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_WITH_BACKSLASH = re.compile("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def escape(text: str, *, backslash: bool = False) -> str:
+    """`text` with every unprintable character as a Python-style escape (`\\n`, `\\x1b`, `\\ud800`).
+
+    With ``backslash``, backslashes are doubled too, so the escaping can be undone exactly.
+    """
+    return (_WITH_BACKSLASH if backslash else _UNPRINTABLE).sub(_escape, text)

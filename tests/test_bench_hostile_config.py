@@ -1,0 +1,25 @@
+"""benchmarks/hostile_config.py runs end to end (that it works and re-reads nothing, not how fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.hostile_config import hostile_files, main, run
+
+
+def test_every_hostile_file_is_read_once_and_reported() -> None:
+    rows = run(requests=2, only=["5,000-digit number", "too many wildcards", "20,000 unknown keys"])
+    assert sorted(r["file"] for r in rows) == ["20,000 unknown keys", "5,000-digit number", "too many wildcards"]
+    assert all(r["reads_after_first"] == 0 and r["messages"] == 1 for r in rows)
+
+
+def test_the_hostile_files_stay_within_the_config_size_limit() -> None:
+    from dcp_plugin.config.parse import MAX_FILE_BYTES
+
+    assert all(len(build().encode("utf-8")) <= MAX_FILE_BYTES for build in hostile_files().values())
+
+
+def test_the_benchmark_prints_a_row_per_file(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--requests", "1", "--only", "5,000-digit number"])
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[2].startswith("5,000-digit number")
