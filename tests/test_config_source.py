@@ -53,6 +53,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)
     project = tmp_path / "proj"
     (project / ".opencode").mkdir(parents=True)
+    (project / ".git").mkdir()  # the project's root: the config walk stops here
     return Env(home, tmp_path / "xdg", project, [])
 
 
@@ -364,7 +365,24 @@ def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monke
     monkeypatch.setattr(source_mod.os, "stat", counting)
     for _ in range(10):
         source.get()
-    assert len(calls) == 30  # global, OPENCODE_CONFIG_DIR (absent), project
+    # global (dir + dcp.jsonc), ~/.opencode (absent dir), OPENCODE_CONFIG_DIR (absent dir), project (dir + dcp.jsonc)
+    assert len(calls) == 10 * 6
+
+
+def test_a_layer_whose_directory_is_absent_costs_one_stat(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = env.source(create_global=False)
+    source.get()
+    calls: list[str] = []
+    real_stat = os.stat
+
+    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        calls.append(str(path))
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(source_mod.os, "stat", counting)
+    source.get()
+    assert calls.count(str(env.home / ".opencode")) == 1
+    assert not any(c.startswith(str(env.home / ".opencode") + "/") for c in calls)
 
 
 def test_unchanged_files_are_not_read_again(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

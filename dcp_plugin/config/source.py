@@ -29,7 +29,14 @@ class _Layer:
         self.result: LayerResult | None = None
 
     def stat(self) -> tuple[Signature, Path | None, os.stat_result | None]:
-        """One stat of the file in use (a second only to fall back to the legacy dcp.json name)."""
+        """One stat when the layer's directory is absent (most are), else one per candidate name tried."""
+        if len(self.spec.candidates) > 1:
+            try:
+                os.stat(self.spec.primary.parent)
+            except (FileNotFoundError, NotADirectoryError):
+                return None, None, None
+            except OSError:
+                pass  # the candidates' own stats say what is wrong
         for path in self.spec.candidates:
             try:
                 st = os.stat(path)

@@ -42,12 +42,16 @@ def absolute_path(path: str, directory: str) -> str:
     return clean_path(posixpath.join(directory, path) if not path.startswith("/") else path)
 
 
-def path_forms(path: str, directory: str) -> tuple[str, ...]:
-    """The forms a pattern is matched against: as given (normalized) and relative to the project."""
+def path_forms(path: str, directory: str, root: str | None = None) -> tuple[str, ...]:
+    """The forms a pattern is matched against: as given (normalized) and relative to the project root.
+
+    Relative paths are resolved against ``directory`` (where the host runs); the project
+    root (``root``, default ``directory``) is what relative patterns are anchored to.
+    """
     given = clean_path(path)
     forms = [given]
     absolute = absolute_path(path, directory)
-    root = clean_path(directory)
+    root = clean_path(directory if root is None else root)
     if root == "/":
         forms.append(absolute.lstrip("/"))
     elif absolute.startswith(root + "/"):
@@ -58,9 +62,11 @@ def path_forms(path: str, directory: str) -> tuple[str, ...]:
 class PathProtector:
     """Decides whether any path of a call matches the configured protected patterns."""
 
-    def __init__(self, patterns: Iterable[str], directory: str) -> None:
+    def __init__(self, patterns: Iterable[str], directory: str, root: str | None = None) -> None:
         patterns = [p for p in patterns if isinstance(p, str) and p.strip()]
         self.directory = clean_path(directory)
+        # Patterns are relative to the project root, which is above `directory` in a sub-directory.
+        self.root = clean_path(root) if root is not None else self.directory
         self._spec = pathspec.PathSpec.from_lines("gitignore", patterns) if patterns else None
 
     def is_protected(self, paths: Iterable[str]) -> bool:
@@ -68,4 +74,4 @@ class PathProtector:
         if self._spec is None:
             return False
         spec = self._spec
-        return any(spec.match_file(form) for p in paths for form in path_forms(p, self.directory))
+        return any(spec.match_file(form) for p in paths for form in path_forms(p, self.directory, self.root))
