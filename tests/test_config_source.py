@@ -71,7 +71,7 @@ def write(path: Path, text: str) -> None:
 def test_first_run_creates_the_global_file_with_the_defaults(env: Env) -> None:
     assert env.source().get() == DcpConfig()
     data = json5.loads(env.global_file.read_text())
-    assert data.pop("$schema") == schema_path().resolve().as_uri()  # type: ignore[union-attr]
+    assert data.pop("$schema") == (env.xdg / "opencode" / "dcp.schema.json").as_uri()
     assert data == defaults()
     assert env.messages == []
 

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from dcp_plugin.cli.groups import add_group
 from dcp_plugin.config.discovery import (
     LEGACY_FILE_NAME,
     LayerSpec,
     file_in_use,
+    global_dir,
     global_file,
     layer_specs,
     project_file,
@@ -20,19 +22,20 @@ from dcp_plugin.config.discovery import (
 from dcp_plugin.config.misplaced import misplaced_files
 from dcp_plugin.config.loader import LayerResult, combine, load_layer
 from dcp_plugin.config.problems import Problem
-from dcp_plugin.config.schema import schema_path, schema_uri
+from dcp_plugin.config.schema import schema_path
+from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.template import render, write_atomically
 
 
 def add_parser(subparsers: Any) -> None:
     """Register `config` and its subcommands on an argparse subparsers object."""
-    config = subparsers.add_parser(
+    sub = add_group(
+        subparsers,
         "config",
         help="create, check and show dcp.jsonc settings",
         description="Create, check and show the dcp.jsonc settings files.",
     )
-    sub = config.add_subparsers(dest="config_command", metavar="COMMAND", required=True)
 
     init = sub.add_parser("init", help="write a commented default dcp.jsonc", description=(
         "Write a commented dcp.jsonc: the global one (with every default set) or, with --project, "
@@ -49,7 +52,7 @@ def add_parser(subparsers: Any) -> None:
         "then each .opencode directory from the project root down), checks those that exist, and names "
         "files that look like settings but are not read. Exit status 1 if any error (warnings alone: 0)."
     ))
-    validate.add_argument("files", nargs="*", metavar="FILE", type=Path)
+    validate.add_argument("files", nargs="*", metavar="FILE", type=Path, help="files to check (default: every config layer)")
     validate.set_defaults(func=cmd_validate)
 
     show = sub.add_parser("show", help="print the effective config and where each value comes from", description=(
@@ -59,7 +62,11 @@ def add_parser(subparsers: Any) -> None:
     show.add_argument("--json", action="store_true", help="print pure JSON on stdout")
     show.set_defaults(func=cmd_show)
 
-    schema = sub.add_parser("schema", help="print the path of the installed JSON schema")
+    schema = sub.add_parser("schema", help="print the path of the installed JSON schema", description=(
+        "Print the path of the JSON schema installed with the package. Files dcp writes point their "
+        "`$schema` at a copy beside the global dcp.jsonc instead, which OpenCode refreshes on start, so "
+        "it survives reinstalls."
+    ))
     schema.set_defaults(func=cmd_schema)
 
 
@@ -82,7 +89,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         if target.is_dir():
             _error(f"{target} is a directory; remove it first")
             return 1
-        write_atomically(target, render(schema_uri(), commented_out=args.project), exclusive=False)
+        write_atomically(target, render(stable_schema_uri(global_dir()), commented_out=args.project), exclusive=False)
     except OSError as exc:
         _error(f"cannot write {target}: {exc.strerror or exc}")
         return 1
@@ -196,12 +203,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run `config` subcommands on their own (the `dcp` command adds the same parser)."""
-    parser = argparse.ArgumentParser(prog="dcp")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_parser(subparsers)
-    args = parser.parse_args(argv)
-    result: int = args.func(args)
-    return result
+    from dcp_plugin.cli.main import main as dcp_main
+
+    return dcp_main(argv)
 
 
 if __name__ == "__main__":

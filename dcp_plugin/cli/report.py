@@ -34,7 +34,7 @@ def add_parser(subparsers: Any) -> None:
             "plugin, then show the same breakdown as /dcp context for its final request."
         ),
     )
-    p.add_argument("file", type=Path, help="session file")
+    p.add_argument("file", type=Path, help="session file, `-` for standard input")
     p.add_argument("--json", action="store_true", help="print the breakdown as JSON on stdout")
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")
@@ -51,10 +51,35 @@ def add_parser(subparsers: Any) -> None:
 
 
 # -- dcp context FILE ------------------------------------------------------------------------
+def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None, directory: str) -> ContextBreakdown:
+    """The /dcp context breakdown of sending ``messages`` now, after replaying the requests that led to them.
+
+    ``config`` None means the dcp.jsonc files of ``directory`` (read only: the global file is
+    never created). Nothing is persisted: a replay is not a real session.
+    """
+    from dcp_plugin.host.plugin import RUNTIME
+    from dcp_plugin.replay.engine import replay
+
+    from dcp_plugin.cli.replay import files_config
+
+    config = config if config is not None else files_config(directory)
+    RUNTIME.use_store(None)
+    replay(messages, directory, config)  # pins `config` in the runtime
+    session_id = _session_of(messages)
+    state = RUNTIME.sync(messages)  # the request `messages` make, after the ones the replay sent
+    effective = state.config if state is not None else config
+    image_tokens = effective.context_budget.image_token_estimate
+    model_id = next(
+        (m["info"].get("modelID") for m in reversed(messages) if m["info"].get("role") == "assistant"), None
+    )
+    snapshot = BudgetTracker().observe(messages, None, model_id if isinstance(model_id, str) else None, image_tokens)
+    decided = state.decided if state is not None else []
+    return build_breakdown(session_id, messages, decided, snapshot, image_tokens)
+
+
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
     """Replay a session file and build the breakdown of its final request; SessionFileError on bad input."""
-    from dcp_plugin.host.plugin import RUNTIME
-    from dcp_plugin.replay.engine import replay, request_points
+    from dcp_plugin.replay.engine import request_points
 
     info, messages = load_session(path)
     if not messages:
@@ -62,20 +87,7 @@ def context_of_file(path: Path, config: DcpConfig | None, directory: str | None)
     points = request_points(messages)
     if not points:
         raise SessionFileError(f"{path}: the session has no model request (no assistant message after the first)")
-    # Replaying a file is not a real session: keep it out of the user's saved state and stats.
-    RUNTIME.use_store(None)
-    replay(messages, directory or info.get("directory") or str(Path.cwd()), config)
-    final = messages[: points[-1]]
-    session_id = _session_of(messages)
-    state = RUNTIME.sessions.get(session_id)
-    effective = state.config if state is not None else (config or DcpConfig())
-    image_tokens = effective.context_budget.image_token_estimate
-    model_id = next(
-        (m["info"].get("modelID") for m in reversed(final) if m["info"].get("role") == "assistant"), None
-    )
-    snapshot = BudgetTracker().observe(final, None, model_id if isinstance(model_id, str) else None, image_tokens)
-    decided = [r for r in state.decided if r.message_index < len(final)] if state is not None else []
-    return build_breakdown(session_id, final, decided, snapshot, image_tokens)
+    return context_of_messages(messages[: points[-1]], config, directory or info.get("directory") or str(Path.cwd()))
 
 
 def _session_of(messages: list[dict[str, Any]]) -> str:
@@ -135,7 +147,7 @@ def run_context(args: argparse.Namespace) -> int:
         json.dump(breakdown.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_context(breakdown, args.file.name)
+        print_context(breakdown, "stdin" if str(args.file) == "-" else args.file.name)
     return 0
 
 

@@ -21,6 +21,7 @@ FILE_NAME = "dcp.jsonc"
 LEGACY_FILE_NAME = "dcp.json"
 CONFIG_DIR_NAME = ".opencode"
 FILE_NAMES = (FILE_NAME, LEGACY_FILE_NAME)
+SCHEMA_COPY_NAME = "dcp.schema.json"  # beside the global file; see config/schemaref.py
 
 
 @dataclass(frozen=True)

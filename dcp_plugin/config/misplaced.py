@@ -11,6 +11,7 @@ from dcp_plugin.config.discovery import (
     FILE_NAME,
     FILE_NAMES,
     LEGACY_FILE_NAME,
+    SCHEMA_COPY_NAME,
     layer_specs,
     searched_dirs,
 )
@@ -70,7 +71,7 @@ def _in_config_dir(config_dir: Path) -> Iterator[tuple[Path, str]]:
     for name in _entries(config_dir):
         lowered = name.casefold()
         path = config_dir / name
-        if name in FILE_NAMES or not lowered.startswith(("dcp", ".dcp")) or not _is_file(path):
+        if name in (*FILE_NAMES, SCHEMA_COPY_NAME) or not lowered.startswith(("dcp", ".dcp")) or not _is_file(path):
             continue
         if lowered in FILE_NAMES:
             if not _same_file(path, config_dir / lowered):
