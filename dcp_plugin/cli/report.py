@@ -13,7 +13,15 @@ from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import BudgetTracker
-from dcp_plugin.commands.context import ESTIMATE_NOTE, ContextBreakdown, build_breakdown
+from dcp_plugin.commands.context import (
+    ContextBreakdown,
+    amount,
+    build_breakdown,
+    largest_line,
+    savings_line,
+    source_note,
+    total_line,
+)
 from dcp_plugin.commands.stats import STRATEGIES
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
@@ -74,7 +82,7 @@ def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None
     )
     snapshot = BudgetTracker().observe(messages, None, model_id if isinstance(model_id, str) else None, image_tokens)
     decided = state.decided if state is not None else []
-    return build_breakdown(session_id, messages, decided, snapshot, image_tokens)
+    return build_breakdown(session_id, messages, decided, snapshot, image_tokens, directory)
 
 
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
@@ -102,37 +110,38 @@ def _bar(fraction: float) -> str:
 
 
 def print_context(b: ContextBreakdown, title: str) -> None:
-    """The breakdown as rich tables."""
+    """The breakdown as rich tables: one total, what it is made of, what pruning saves, the budget."""
     console = Console()
-    total = b.total_now
-    table = Table(title=f"{title}: {b.messages:,} messages, ~{total:,} tokens in the final request", title_justify="left")
+    total = b.total
+    table = Table(title=f"{title}: {b.messages:,} messages; {total_line(b)}", title_justify="left")
     table.add_column("category")
     table.add_column("tokens", justify="right")
     table.add_column("%", justify="right")
     table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
     table.add_column("note")
-    for name, tokens, estimated, note in b.categories():
+    for name, tokens, note in b.categories():
         share = (tokens or 0) / total if total else 0.0
-        shown = "?" if tokens is None else (f"~{tokens:,}" if estimated else f"{tokens:,}")
-        table.add_row(name, shown, f"{share * 100:.1f}", _bar(share), note)
+        table.add_row(name, amount(tokens), f"{share * 100:.1f}", _bar(share), note)
     console.print(table)
-    saved = Table(title="Saved by pruning (per request)", title_justify="left")
-    saved.add_column("strategy")
-    saved.add_column("calls", justify="right")
-    saved.add_column("tokens", justify="right")
-    for name, (calls, tokens) in b.saved.items():
-        saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
-    percent = f"{100 * b.tokens_saved / b.total_without:.1f}%" if b.total_without else "-"
-    saved.add_row("[bold]total[/bold]", f"{b.pruned_calls:,}", f"[bold green]~{b.tokens_saved:,}[/bold green] ({percent})")
-    console.print(saved)
-    console.print(f"Total now ~{total:,} tokens; without the plugin ~{b.total_without:,}.", highlight=False)
-    if b.reported_prompt is not None:
-        console.print(f"The provider reported {b.reported_prompt:,} prompt tokens for the last request.", highlight=False)
+    console.print(savings_line(b), highlight=False)
+    if b.tokens_saved:
+        saved = Table(show_header=True)
+        saved.add_column("strategy")
+        saved.add_column("calls", justify="right")
+        saved.add_column("tokens per request", justify="right")
+        for name, (calls, tokens) in b.saved.items():
+            if calls:
+                saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
+        console.print(saved)
+    if b.largest:
+        console.print("[bold]Largest savings[/bold]")
+        for call in b.largest:
+            console.print(f"  {largest_line(call)}", highlight=False, markup=False)
     if b.snapshot is not None:
         console.print("[bold]Context budget[/bold]")
         for line in ladder_lines(b.snapshot):
-            console.print(f"  {line}", highlight=False)
-    console.print(f"[dim]{ESTIMATE_NOTE}.[/dim]", highlight=False)
+            console.print(f"  {line}", highlight=False, markup=False)
+    console.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
 
 
 def run_context(args: argparse.Namespace) -> int:

@@ -61,6 +61,7 @@ def run_context(env: CommandEnv) -> str:
         decided,
         env.snapshot,
         env.config.context_budget.image_token_estimate,
+        env.state.directory if env.state is not None else None,
     )
     text = context.render_text(breakdown)
     if env.state is None:
@@ -93,7 +94,9 @@ def run_sweep(env: CommandEnv, args: list[str]) -> str:
         reason = "the plugin is disabled" if env.messages is not None else "the host sent no messages"
         return f"dcp sweep: nothing swept: {reason}."
     state = env.state
-    plan = sweep.select(state.ledger.records, env.messages, count, env.config.sweep_protected(), state.protector)
+    plan = sweep.select(
+        state.ledger.records, env.messages, count, env.config.sweep_protected(), state.protector, state.directory
+    )
     swept = state.add_manual(env.messages, plan.eligible, SWEEP)
     env.record_sweep(swept)
     return sweep.render_text(plan, swept)

@@ -6,19 +6,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.host.notifications import plural
+from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger, signature
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.strategies import DEDUPLICATION
 
 
 @dataclass
 class SweepPlan:
-    """The calls in scope split into those to prune and those skipped, with why."""
+    """The calls in scope split into those to prune and those skipped, with why, and how to name each."""
 
     scope: str
     eligible: list[CallRecord] = field(default_factory=list)
     skipped: list[tuple[CallRecord, str]] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def label(self, record: CallRecord) -> str:
+        """The tool and its key argument (`read src/a.py`), as the user saw the call."""
+        return self.labels.get(record.call_id, record.tool)
 
 
 def parse_count(args: Sequence[str]) -> int | None:
@@ -56,8 +63,13 @@ def select(
     count: int | None,
     protected_tools: frozenset[str],
     protector: PathProtector,
+    directory: str | None = None,
 ) -> SweepPlan:
-    """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped."""
+    """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped.
+
+    So is the result older identical calls were deduplicated against: their placeholders
+    send the model to it ("see the newer result"), so it must stay.
+    """
     if count is None:
         start = last_turn_start(messages)
         in_scope = [r for r in records if r.message_index > start]
@@ -66,10 +78,14 @@ def select(
         in_scope = list(records[-count:])
         plan = SweepPlan(scope=f"in the last {plural(count, 'tool call')}")
     history = list(messages)
+    referenced = _deduplicated_against(records, history) if in_scope else {}
     for record in in_scope:
         state = Ledger.state_of(history, record) or {}
         status = state.get("status", record.status)
-        paths = extract_paths(record.tool, state.get("input"))
+        tool_input = state.get("input")
+        plan.labels[record.call_id] = call_label(record.tool, tool_input, directory)
+        paths = extract_paths(record.tool, tool_input)
+        older = referenced.get(signature(record.tool, tool_input), 0) if record.reason is None else 0
         if record.reason is not None:
             plan.skipped.append((record, f"already pruned ({record.reason})"))
         elif status not in FINAL_STATUSES:
@@ -77,10 +93,23 @@ def select(
         elif record.tool in protected_tools:
             plan.skipped.append((record, "protected tool"))
         elif paths and protector.is_protected(paths):
-            plan.skipped.append((record, f"protected path ({paths[0]})"))
+            plan.skipped.append((record, f"protected path ({relative(paths[0], directory)})"))
+        elif older:
+            plan.skipped.append((record, f"kept: {plural(older, 'earlier identical call')} point at this result"))
         else:
             plan.eligible.append(record)
     return plan
+
+
+def _deduplicated_against(records: Sequence[CallRecord], messages: list[Any]) -> dict[bytes, int]:
+    """Per call signature, how many calls carry a placeholder that refers to the newest such call."""
+    counts: dict[bytes, int] = {}
+    for record in records:
+        if record.reason == DEDUPLICATION and record.field is not None:
+            state = Ledger.state_of(messages, record) or {}
+            key = signature(record.tool, state.get("input"))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def render_text(plan: SweepPlan, swept: Sequence[CallRecord]) -> str:
@@ -89,8 +118,8 @@ def render_text(plan: SweepPlan, swept: Sequence[CallRecord]) -> str:
         return f"dcp sweep: no tool calls {plan.scope}; nothing to sweep."
     tokens = sum(r.tokens_saved for r in swept)
     lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {plan.scope} (~{tokens:,} tokens per request)"]
-    lines += [f"  - {r.tool} {r.call_id}: ~{r.tokens_saved:,} tokens" for r in swept]
+    lines += [f"  - {plan.label(r)}: ~{r.tokens_saved:,} tokens" for r in swept]
     if plan.skipped:
         lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
-        lines += [f"  - {r.tool} {r.call_id}: {why}" for r, why in plan.skipped]
+        lines += [f"  - {plan.label(r)}: {why}" for r, why in plan.skipped]
     return "\n".join(lines)
