@@ -134,7 +134,7 @@ def test_context_marks_the_system_row_unknown_without_provider_usage(tmp_path: P
     del messages[3]["info"]["tokens"]
     text = context_reply(make_runtime(tmp_path), messages)
     assert row(text, "System").split()[1] == "?"
-    assert "unknown until the provider reports usage" in row(text, "System")
+    assert "unknown: no usage reported yet" in row(text, "System")
     assert total_of(text) == USER + ASSISTANT + TOOLS_NOW
 
 

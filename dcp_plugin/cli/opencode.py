@@ -18,7 +18,7 @@ CHECK_HINT = """\
 Check it works: start OpenCode in {scope} (`opencode`), send a prompt, then type /dcp context.
 From a terminal, once a session exists: `dcp opencode context` shows the latest session of the
 project you run it in, `dcp opencode context SESSION_ID` any session (`opencode session list`
-prints the ids; the TUI shows the current one with /sessions)."""
+prints the ids; /dcp context names the current one)."""
 
 
 def add_parser(subparsers: Any) -> None:

@@ -99,9 +99,9 @@ class ContextBreakdown:
     def categories(self) -> list[tuple[str, int | None, str]]:
         """(name, tokens, note) rows in display order."""
         system_note = (
-            "system prompt and tool definitions: the total minus the messages"
+            "system prompt, tool definitions"
             if self.system is not None
-            else "unknown until the provider reports usage"
+            else "unknown: no usage reported yet"
         )
         return [
             ("System", self.system, system_note),
