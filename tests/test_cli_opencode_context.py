@@ -83,14 +83,6 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
     return Fake(data)
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "proj"
-    (path / ".git").mkdir(parents=True)
-    monkeypatch.chdir(path)
-    return path
-
-
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     assert main(["opencode", "context", *argv, "--json"]) == 0, capsys.readouterr().err
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
@@ -101,8 +93,9 @@ SAME = ("tool_calls", "pruned_calls", "tokens_saved", "saved_by_strategy", "larg
 
 
 def from_scratch(session: dict[str, Any]) -> dict[str, Any]:
-    """What /dcp context shows for these messages: one plan over the whole list, then the plain breakdown."""
-    messages = session["messages"]
+    """What /dcp context shows for the session's final request: one plan over its messages, then the breakdown."""
+    last = max(i for i, m in enumerate(session["messages"]) if i > 0 and m["info"]["role"] == "assistant")
+    messages = session["messages"][:last]
     directory = session["info"]["directory"]
     runtime = Runtime(directory, StaticConfig(DcpConfig()))
     runtime.use_store(None)
@@ -120,83 +113,93 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_without_an_id_it_shows_the_latest_session_of_this_project(
-    fake: Fake, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.add_session("ses_old", project, updated=100)
-    fake.add_session("ses_new", project / "src", updated=300)
+    fake.add_session("ses_old", git_project, updated=100)
+    fake.add_session("ses_new", git_project / "src", updated=300)
     fake.add_session("ses_elsewhere", tmp_path / "other", updated=900)
     assert run_json(capsys)["session"] == "ses_new"
 
 
-def test_a_given_id_is_exported(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake.add_session("ses_a", project, updated=100)
-    fake.add_session("ses_b", project, updated=200)
+def test_a_given_id_is_exported(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    fake.add_session("ses_b", git_project, updated=200)
     assert run_json(capsys, "ses_a")["session"] == "ses_a"
     assert [call["argv"] for call in fake.calls()] == [["export", "ses_a", "--pure"]]
 
 
-def test_opencode_is_asked_without_plugins(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake.add_session("ses_a", project, updated=100)
+def test_opencode_is_asked_without_plugins(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
     run_json(capsys)
     assert [call["argv"] for call in fake.calls()] == [
         ["session", "list", "--format", "json", "--pure"],
         ["export", "ses_a", "--pure"],
     ]
-    assert {call["cwd"] for call in fake.calls()} == {str(project)}
+    assert {call["cwd"] for call in fake.calls()} == {str(git_project)}
 
 
-def test_the_breakdown_is_what_dcp_context_shows_for_the_same_messages(
-    fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]
+def test_the_breakdown_is_what_dcp_context_shows_for_the_final_request(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    session = fake.add_session("ses_a", project, updated=100, size=200)
+    session = fake.add_session("ses_a", git_project, updated=100, size=200)
     data = run_json(capsys, "ses_a")
     assert comparable(data) == comparable(from_scratch(session))
     assert data["total_now"] == data["snapshot"]["estimated_input_tokens"]
 
 
-def test_the_table_names_the_session_and_its_title(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake.add_session("ses_a", project, updated=100)
+def test_the_table_names_the_session_and_its_title(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
     assert main(["opencode", "context"]) == 0
     out = capsys.readouterr().out
     assert "session ses_a (title ses_a)" in out and "Context budget" in out
 
 
-def test_no_session_in_this_project_says_how_to_get_one(fake: Fake, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_session_in_this_project_says_how_to_get_one(fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fake.add_session("ses_elsewhere", tmp_path / "other", updated=900)
     assert main(["opencode", "context"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"dcp opencode context: no OpenCode session found for {project}")
+    assert err.startswith(f"dcp opencode context: no OpenCode session found for {git_project}")
     assert "`opencode session list`" in err
 
 
-def test_no_session_at_all_is_the_same_clear_error(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_session_at_all_is_the_same_clear_error(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opencode", "context"]) == 1
     assert "no OpenCode session found" in capsys.readouterr().err
 
 
-def test_an_unknown_id_reports_opencodes_error(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_id_reports_opencodes_error(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opencode", "context", "ses_nope"]) == 1
     assert capsys.readouterr().err == (
         "dcp opencode context: `opencode export ses_nope` failed (exit 1): Error: Session not found: ses_nope\n"
     )
 
 
-def test_without_opencode_on_path_it_says_what_to_do(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("PATH", str(project))
+def test_without_opencode_on_path_it_says_what_to_do(git_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(git_project))
     monkeypatch.delenv("OPENCODE_BIN", raising=False)
     assert main(["opencode", "context"]) == 1
     err = capsys.readouterr().err
     assert "`opencode` is not on PATH; pass --opencode PATH" in err and "dcp context session.json" in err
 
 
-def test_an_explicit_binary_that_is_not_executable_is_named(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["opencode", "context", "--opencode", str(project / "nope")]) == 1
-    assert f"{project / 'nope'} is not an executable file" in capsys.readouterr().err
+def test_an_explicit_binary_that_is_not_executable_is_named(git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opencode", "context", "--opencode", str(git_project / "nope")]) == 1
+    assert f"{git_project / 'nope'} is not an executable file" in capsys.readouterr().err
 
 
-def test_reading_a_session_never_creates_the_global_config_file(fake: Fake, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reading_a_session_never_creates_the_global_config_file(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from dcp_plugin.config.discovery import global_dir
 
-    fake.add_session("ses_a", project, updated=100)
+    fake.add_session("ses_a", git_project, updated=100)
     run_json(capsys)
     assert not global_dir().exists()
+
+
+def test_a_session_without_a_model_request_says_so(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = fake.add_session("ses_a", git_project, updated=100)
+    session["messages"] = session["messages"][:1]
+    (fake.base / "ses_a.json").write_text(json.dumps(session))
+    assert main(["opencode", "context", "ses_a"]) == 1
+    assert capsys.readouterr().err == (
+        "dcp opencode context: session ses_a: the session has no model request (no assistant message after the first)\n"
+    )

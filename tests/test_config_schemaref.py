@@ -17,14 +17,6 @@ from dcp_plugin.config.schema import schema_resource, schema_uri
 from dcp_plugin.config.source import ConfigSource
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "proj"
-    (path / ".git").mkdir(parents=True)
-    monkeypatch.chdir(path)
-    return path
-
-
 def copy_path() -> Path:
     return global_dir() / "dcp.schema.json"
 
@@ -45,37 +37,37 @@ def validate(*argv: str) -> int:
 # the stable copy
 
 
-def test_first_run_points_schema_at_a_copy_beside_the_global_file(project: Path) -> None:
-    ConfigSource(project).get()
+def test_first_run_points_schema_at_a_copy_beside_the_global_file(git_project: Path) -> None:
+    ConfigSource(git_project).get()
     data = json5.loads((global_dir() / "dcp.jsonc").read_text())
     assert data["$schema"] == copy_path().as_uri()
     assert copy_path().read_text() == installed()
 
 
-def test_a_stale_copy_is_refreshed_on_start(project: Path) -> None:
+def test_a_stale_copy_is_refreshed_on_start(git_project: Path) -> None:
     copy_path().parent.mkdir(parents=True)
     copy_path().write_text('{"old": true}')
-    ConfigSource(project).get()
+    ConfigSource(git_project).get()
     assert copy_path().read_text() == installed()
 
 
-def test_an_up_to_date_copy_is_left_alone(project: Path) -> None:
-    ConfigSource(project).get()
+def test_an_up_to_date_copy_is_left_alone(git_project: Path) -> None:
+    ConfigSource(git_project).get()
     os.utime(copy_path(), ns=(1_000_000_000, 1_000_000_000))
-    ConfigSource(project).get()
+    ConfigSource(git_project).get()
     assert copy_path().stat().st_mtime_ns == 1_000_000_000
 
 
-def test_the_copy_is_refreshed_when_the_global_file_already_exists(project: Path) -> None:
+def test_the_copy_is_refreshed_when_the_global_file_already_exists(git_project: Path) -> None:
     global_dir().mkdir(parents=True)
     (global_dir() / "dcp.jsonc").write_text("{}")
-    ConfigSource(project).get()
+    ConfigSource(git_project).get()
     assert copy_path().read_text() == installed()
     assert (global_dir() / "dcp.jsonc").read_text() == "{}"
 
 
-def test_a_source_that_may_not_create_the_global_file_writes_no_copy_either(project: Path) -> None:
-    ConfigSource(project, create_global=False).get()
+def test_a_source_that_may_not_create_the_global_file_writes_no_copy_either(git_project: Path) -> None:
+    ConfigSource(git_project, create_global=False).get()
     assert not global_dir().exists()
 
 
@@ -85,21 +77,21 @@ def test_a_copy_that_cannot_be_written_falls_back_to_the_installed_schema(tmp_pa
     assert schemaref.stable_schema_uri(blocker / "opencode") == schema_uri()
 
 
-def test_config_init_points_schema_at_the_copy(project: Path) -> None:
+def test_config_init_points_schema_at_the_copy(git_project: Path) -> None:
     parser = argparse.ArgumentParser(prog="dcp")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["config", "init", "--project"])
     assert args.func(args) == 0
-    text = (project / ".opencode" / "dcp.jsonc").read_text()
+    text = (git_project / ".opencode" / "dcp.jsonc").read_text()
     assert f'"$schema": {json.dumps(copy_path().as_uri())}' in text
 
 
 # dangling references
 
 
-def test_validate_warns_when_schema_points_at_a_missing_file(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_warns_when_schema_points_at_a_missing_file(git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gone = tmp_path / "old-venv" / "dcp_plugin" / "schema" / "dcp.schema.json"
-    config = project / ".opencode" / "dcp.jsonc"
+    config = git_project / ".opencode" / "dcp.jsonc"
     config.parent.mkdir()
     config.write_text(json.dumps({"$schema": gone.as_uri(), "debug": True}))
     assert validate() == 0
@@ -109,15 +101,15 @@ def test_validate_warns_when_schema_points_at_a_missing_file(project: Path, tmp_
     assert out.splitlines()[-1].startswith("0 error(s), 1 warning(s) in 1 file")
 
 
-def test_the_warning_suggests_the_copy_when_there_is_one(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ConfigSource(project).get()  # a real host's first start writes the copy
+def test_the_warning_suggests_the_copy_when_there_is_one(git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ConfigSource(git_project).get()  # a real host's first start writes the copy
     config = tmp_path / "c.jsonc"
     config.write_text(json.dumps({"$schema": (tmp_path / "gone.json").as_uri()}))
     validate(str(config))
     assert f'set it to "{copy_path().as_uri()}"' in capsys.readouterr().out
 
 
-def test_a_relative_schema_path_is_resolved_beside_the_file(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_relative_schema_path_is_resolved_beside_the_file(git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "dcp.schema.json").write_text("{}")
     config = tmp_path / "c.jsonc"
     config.write_text('{"$schema": "./dcp.schema.json"}')
@@ -128,17 +120,17 @@ def test_a_relative_schema_path_is_resolved_beside_the_file(project: Path, tmp_p
     assert f"points at {tmp_path / 'missing.schema.json'}" in capsys.readouterr().out
 
 
-def test_a_web_schema_url_is_not_checked(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_web_schema_url_is_not_checked(git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "c.jsonc"
     config.write_text('{"$schema": "https://example.invalid/dcp.schema.json"}')
     assert validate(str(config)) == 0
     assert capsys.readouterr().out.startswith("ok: 1 file valid")
 
 
-def test_the_host_is_told_about_a_dangling_schema_too(project: Path, tmp_path: Path) -> None:
-    config = project / ".opencode" / "dcp.jsonc"
+def test_the_host_is_told_about_a_dangling_schema_too(git_project: Path, tmp_path: Path) -> None:
+    config = git_project / ".opencode" / "dcp.jsonc"
     config.parent.mkdir()
     config.write_text(json.dumps({"$schema": (tmp_path / "gone.json").as_uri()}))
     said: list[str] = []
-    ConfigSource(project, lambda _session, text: said.append(text), create_global=False).get()
+    ConfigSource(git_project, lambda _session, text: said.append(text), create_global=False).get()
     assert any("`$schema` points at" in text for text in said)

@@ -350,11 +350,8 @@ def test_fixed_file_replaces_the_fallback(env: Env) -> None:
     assert source.get().debug is True
 
 
-def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENCODE_CONFIG_DIR", str(tmp_path / "ocd"))
-    write(env.project_file, '{"debug": true}')
-    source = env.source()
-    source.get()
+def count_stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, every path the config source stats, in order."""
     calls: list[str] = []
     real_stat = os.stat
 
@@ -363,6 +360,15 @@ def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monke
         return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(source_mod.os, "stat", counting)
+    return calls
+
+
+def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENCODE_CONFIG_DIR", str(tmp_path / "ocd"))
+    write(env.project_file, '{"debug": true}')
+    source = env.source()
+    source.get()
+    calls = count_stats(monkeypatch)
     for _ in range(10):
         source.get()
     # global (dir + dcp.jsonc), ~/.opencode (absent dir), OPENCODE_CONFIG_DIR (absent dir), project (dir + dcp.jsonc)
@@ -372,14 +378,7 @@ def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monke
 def test_a_layer_whose_directory_is_absent_costs_one_stat(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     source = env.source(create_global=False)
     source.get()
-    calls: list[str] = []
-    real_stat = os.stat
-
-    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        calls.append(str(path))
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(source_mod.os, "stat", counting)
+    calls = count_stats(monkeypatch)
     source.get()
     assert calls.count(str(env.home / ".opencode")) == 1
     assert not any(c.startswith(str(env.home / ".opencode") + "/") for c in calls)

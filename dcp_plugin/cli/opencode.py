@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from dcp_plugin.bridge import install as inst
 from dcp_plugin.cli.groups import add_group
-from dcp_plugin.config.discovery import opencode_config_dirs, project_root
+from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
 
 CHECK_HINT = """\
 Check it works: start OpenCode in {scope} (`opencode`), send a prompt, then type /dcp context.
@@ -151,7 +150,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _warn_about_other_copies(installed: Path, directory: Path) -> None:
-    others = [p for p in installed_copies(directory) if not _same(p, installed)]
+    others = [p for p in installed_copies(directory) if not same_file(p, installed)]
     if others:
         listed = ", ".join(str(p) for p in others)
         print(
@@ -176,13 +175,6 @@ def installed_copies(directory: Path) -> list[Path]:
     return found
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def _uninstall(args: argparse.Namespace) -> int:
     try:
         outcome = inst.uninstall(_target(args))
@@ -199,7 +191,7 @@ def _uninstall(args: argparse.Namespace) -> int:
 def _context(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.opencode_session import OpencodeError, export_session, find_opencode, latest_session
     from dcp_plugin.cli.replay import session_config
-    from dcp_plugin.cli.report import context_of_messages, print_context
+    from dcp_plugin.cli.report import context_of_messages, show_breakdown
     from dcp_plugin.replay.sessionfile import SessionFileError
 
     here = Path.cwd()
@@ -207,17 +199,20 @@ def _context(args: argparse.Namespace) -> int:
         binary = find_opencode(args.opencode)
         session_id = args.session or latest_session(binary, here).id
         info, messages = export_session(binary, session_id, here)
-        if not messages:
-            raise OpencodeError(f"session {session_id} has no messages yet")
-        directory = str(info.get("directory") or here)
-        breakdown = context_of_messages(messages, session_config(args.config, directory), directory)
-    except (OpencodeError, SessionFileError) as exc:
+    except OpencodeError as exc:
         print(f"dcp opencode context: {exc}", file=sys.stderr)
         return 1
-    if args.json:
-        json.dump(breakdown.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
-        print_context(breakdown, title)
+    directory = str(info.get("directory") or here)
+    try:
+        config = session_config(args.config, directory)
+    except SessionFileError as exc:
+        print(f"dcp opencode context: {exc}", file=sys.stderr)
+        return 1
+    try:
+        breakdown = context_of_messages(messages, config, directory)
+    except SessionFileError as exc:
+        print(f"dcp opencode context: session {session_id}: {exc}", file=sys.stderr)
+        return 1
+    title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
+    show_breakdown(breakdown, args.json, title)
     return 0

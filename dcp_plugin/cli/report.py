@@ -60,42 +60,45 @@ def add_parser(subparsers: Any) -> None:
 
 # -- dcp context FILE ------------------------------------------------------------------------
 def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None, directory: str) -> ContextBreakdown:
-    """The /dcp context breakdown of sending ``messages`` now, after replaying the requests that led to them.
+    """Replay a session and build the /dcp context breakdown of its final request; SessionFileError when there is none.
 
-    ``config`` None means the dcp.jsonc files of ``directory`` (read only: the global file is
-    never created). Nothing is persisted: a replay is not a real session.
+    The final request is the one that produced the last assistant message, which is also
+    what OpenCode's `/dcp context` describes. ``config`` None means the dcp.jsonc files of
+    ``directory``, read only (the global file is never created). Nothing is persisted.
     """
     from dcp_plugin.host.plugin import RUNTIME
-    from dcp_plugin.replay.engine import replay
+    from dcp_plugin.replay.engine import replay, request_points
 
     from dcp_plugin.cli.replay import files_config
 
+    points = request_points(messages)
+    if not points:
+        raise SessionFileError("the session has no model request (no assistant message after the first)")
     config = config if config is not None else files_config(directory)
     RUNTIME.use_store(None)
-    replay(messages, directory, config)  # pins `config` in the runtime
+    replay(messages, directory, config)
+    final = messages[: points[-1]]
     session_id = _session_of(messages)
-    state = RUNTIME.sync(messages)  # the request `messages` make, after the ones the replay sent
+    state = RUNTIME.sessions.get(session_id)
     effective = state.config if state is not None else config
     image_tokens = effective.context_budget.image_token_estimate
     model_id = next(
-        (m["info"].get("modelID") for m in reversed(messages) if m["info"].get("role") == "assistant"), None
+        (m["info"].get("modelID") for m in reversed(final) if m["info"].get("role") == "assistant"), None
     )
-    snapshot = BudgetTracker().observe(messages, None, model_id if isinstance(model_id, str) else None, image_tokens)
-    decided = state.decided if state is not None else []
-    return build_breakdown(session_id, messages, decided, snapshot, image_tokens, directory)
+    snapshot = BudgetTracker().observe(final, None, model_id if isinstance(model_id, str) else None, image_tokens)
+    decided = [r for r in state.decided if r.message_index < len(final)] if state is not None else []
+    return build_breakdown(session_id, final, decided, snapshot, image_tokens, directory)
 
 
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
     """Replay a session file and build the breakdown of its final request; SessionFileError on bad input."""
-    from dcp_plugin.replay.engine import request_points
-
     info, messages = load_session(path)
     if not messages:
         raise SessionFileError(f"{path}: the session has no messages")
-    points = request_points(messages)
-    if not points:
-        raise SessionFileError(f"{path}: the session has no model request (no assistant message after the first)")
-    return context_of_messages(messages[: points[-1]], config, directory or info.get("directory") or str(Path.cwd()))
+    try:
+        return context_of_messages(messages, config, directory or info.get("directory") or str(Path.cwd()))
+    except SessionFileError as exc:
+        raise SessionFileError(f"{path}: {exc}") from None
 
 
 def _session_of(messages: list[dict[str, Any]]) -> str:
@@ -152,12 +155,17 @@ def run_context(args: argparse.Namespace) -> int:
     except SessionFileError as exc:
         print(f"dcp context: {exc}", file=sys.stderr)
         return 1
-    if args.json:
+    show_breakdown(breakdown, args.json, "stdin" if str(args.file) == "-" else args.file.name)
+    return 0
+
+
+def show_breakdown(breakdown: ContextBreakdown, as_json: bool, title: str) -> None:
+    """The breakdown as JSON on stdout, or as rich tables under ``title``."""
+    if as_json:
         json.dump(breakdown.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_context(breakdown, "stdin" if str(args.file) == "-" else args.file.name)
-    return 0
+        print_context(breakdown, title)
 
 
 # -- dcp stats -------------------------------------------------------------------------------

@@ -168,3 +168,11 @@ def file_in_use(spec: LayerSpec) -> Path | None:
             return path
         return path
     return None
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (a case-insensitive file system, a link); False if either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

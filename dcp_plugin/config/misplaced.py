@@ -13,6 +13,7 @@ from dcp_plugin.config.discovery import (
     LEGACY_FILE_NAME,
     SCHEMA_COPY_NAME,
     layer_specs,
+    same_file,
     searched_dirs,
 )
 from dcp_plugin.config.problems import Problem
@@ -74,7 +75,7 @@ def _in_config_dir(config_dir: Path) -> Iterator[tuple[Path, str]]:
         if name in (*FILE_NAMES, SCHEMA_COPY_NAME) or not lowered.startswith(("dcp", ".dcp")) or not _is_file(path):
             continue
         if lowered in FILE_NAMES:
-            if not _same_file(path, config_dir / lowered):
+            if not same_file(path, config_dir / lowered):
                 yield path, f"the name must be {lowered}, in lower case"
         elif "json" in lowered or lowered.endswith(_CONFIG_SUFFIXES):
             yield path, f"only {FILE_NAME} (or {LEGACY_FILE_NAME}) is read in {config_dir}"
@@ -94,7 +95,7 @@ def _in_project_dir(folder: Path) -> Iterator[tuple[Path, str]]:
         if lowered in _STRAY_NAMES and _is_file(path):
             yield path, f"project settings belong in {target}; move the file there"
         elif lowered == CONFIG_DIR_NAME and name != CONFIG_DIR_NAME and path.is_dir():
-            if not _same_file(path, folder / CONFIG_DIR_NAME):
+            if not same_file(path, folder / CONFIG_DIR_NAME):
                 yield path, f"OpenCode and dcp read only a directory named {CONFIG_DIR_NAME}, in lower case"
         elif lowered == "opencode" and path.is_dir():
             for file_name in FILE_NAMES:
@@ -112,13 +113,6 @@ def _entries(folder: Path) -> list[str]:
 def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
-    except OSError:
-        return False
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
     except OSError:
         return False
 
