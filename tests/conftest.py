@@ -31,6 +31,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def git_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git worktree root, made the current directory: config and project walks stop there."""
+    path = tmp_path / "proj"
+    (path / ".git").mkdir(parents=True)
+    monkeypatch.chdir(path)
+    return path
+
+
+@pytest.fixture
 def prune() -> Callable[..., list[dict[str, Any]]]:
     """Run one transform on a copy of ``messages`` with a config built from keyword overrides."""
 

@@ -44,9 +44,12 @@ def test_install_pins_the_installing_interpreter(project: Path):
     assert f"const INSTALLED_PYTHON = {json.dumps(sys.executable)};" in plugin_file(project).read_text()
 
 
-def test_install_pins_the_python_given(project: Path):
-    main(["opencode", "install", "--project", str(project), "--python", "/opt/py/bin/python3"])
-    assert 'const INSTALLED_PYTHON = "/opt/py/bin/python3";' in plugin_file(project).read_text()
+def test_install_pins_the_python_given(project: Path, tmp_path: Path):
+    python = tmp_path / "venv" / "bin" / "python3"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    assert main(["opencode", "install", "--project", str(project), "--python", str(python)]) == 0
+    assert f"const INSTALLED_PYTHON = {json.dumps(str(python))};" in plugin_file(project).read_text()
 
 
 def test_a_path_with_quotes_stays_a_valid_js_string():
@@ -76,7 +79,7 @@ def test_installing_twice_is_a_no_op(project: Path, capsys: pytest.CaptureFixtur
 
 
 def test_install_updates_our_older_file(project: Path):
-    main(["opencode", "install", "--project", str(project), "--python", "/old/python"])
+    main(["opencode", "install", "--project", str(project), "--python", "/old/python", "--force"])
     assert inst.install(plugin_file(project).parent, "/new/python").action == "updated"
 
 
@@ -102,12 +105,72 @@ def test_install_into_a_missing_project_fails(tmp_path: Path, capsys: pytest.Cap
 
 def test_install_says_how_to_check(project: Path, capsys: pytest.CaptureFixture[str]):
     main(["opencode", "install", "--project", str(project)])
-    assert "/dcp context" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "/dcp context" in out
+    assert "`dcp opencode context`" in out and "`opencode session list`" in out
 
 
-def test_install_warns_when_the_interpreter_cannot_run_the_bridge(project: Path, capsys: pytest.CaptureFixture[str]):
-    assert main(["opencode", "install", "--project", str(project), "--python", str(project / "no-python")]) == 0
+def test_install_with_an_interpreter_that_does_not_exist_fails_and_writes_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert main(["opencode", "install", "--project", str(project), "--python", "/nonexistent"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dcp: could not run /nonexistent")
+    assert "was not installed" in err and "--python" in err
+    assert not plugin_file(project).exists()
+
+
+def test_install_with_an_interpreter_without_dcp_plugin_fails(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bare = tmp_path / "bare-python"
+    bare.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'dcp_plugin'\" >&2\nexit 1\n")
+    bare.chmod(0o755)
+    assert main(["opencode", "install", "--project", str(project), "--python", str(bare)]) == 1
+    assert f"{bare} cannot import dcp_plugin (ModuleNotFoundError" in capsys.readouterr().err
+    assert not plugin_file(project).exists()
+
+
+def test_force_installs_for_an_interpreter_that_cannot_run_the_bridge_yet(project: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "install", "--project", str(project), "--python", str(project / "no-python"), "--force"]) == 0
     assert "pruning stays off" in capsys.readouterr().err
+    assert plugin_file(project).is_file()
+
+
+def test_install_from_a_subdirectory_goes_to_the_git_root(project: Path, monkeypatch: pytest.MonkeyPatch):
+    (project / ".git").mkdir()
+    (project / "src").mkdir()
+    monkeypatch.chdir(project / "src")
+    assert main(["opencode", "install"]) == 0
+    assert plugin_file(project).is_file()
+    assert not plugin_file(project / "src").exists()
+
+
+def test_installing_the_project_copy_warns_about_the_global_one(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    main(["opencode", "install", "--global"])
+    capsys.readouterr()
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    err = capsys.readouterr().err
+    assert "loads the dcp plugin twice" in err
+    assert str(tmp_path / "cfg" / "opencode" / "plugins" / "dcp.js") in err
+
+
+def test_installing_the_global_copy_warns_about_this_projects(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    main(["opencode", "install", "--project", str(project)])
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["opencode", "install", "--global"]) == 0
+    assert str(plugin_file(project)) in capsys.readouterr().err
+
+
+def test_a_single_copy_gets_no_warning(project: Path, capsys: pytest.CaptureFixture[str]):
+    main(["opencode", "install", "--project", str(project)])
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    assert "twice" not in capsys.readouterr().err
 
 
 def test_uninstall_removes_our_file(project: Path):

@@ -39,7 +39,13 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
             key = "tools" if p["type"] == "tool" else ("assistant" if m["info"]["role"] == "assistant" else "user")
             sums[key] += estimate_part_tokens(p)
     sums["without"] = estimate_content_tokens(messages[:last])
-    sums["pruned"] = len(runtime.view(session["info"]["id"]).in_force)  # type: ignore[union-attr]
+    # A call counts as pruned when its placeholder made it smaller, not merely when it was decided.
+    sums["pruned"] = sum(
+        1
+        for sent, original in zip(final, messages[:last])
+        for p, o in zip(sent["parts"], original["parts"])
+        if p["type"] == "tool" and estimate_part_tokens(p) < estimate_part_tokens(o)
+    )
     return sums
 
 

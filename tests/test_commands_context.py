@@ -37,7 +37,6 @@ USER = 40 // 4 + 80 // 4
 ASSISTANT = 100 // 4
 TOOLS_NOW = (READ_INPUT + PLACEHOLDER) + (READ_INPUT + OUTPUT)
 SAVED = OUTPUT - PLACEHOLDER
-SYSTEM = 900 + 100 - (40 // 4 + READ_INPUT + PLACEHOLDER + 80 // 4)
 
 
 def context_reply(runtime: Runtime, messages: list[dict[str, Any]], arguments: str = "context") -> str:
@@ -57,38 +56,77 @@ def row(text: str, name: str) -> str:
     return next(line.strip() for line in text.splitlines() if line.strip().startswith(name))
 
 
-def test_context_reports_each_category_in_tokens(tmp_path: Path) -> None:
+def total_of(text: str) -> int:
+    (line,) = [line for line in text.splitlines() if line.startswith("Context now: ~")]
+    return int(line.removeprefix("Context now: ~").removesuffix(" tokens").replace(",", ""))
+
+
+def tokens_of(text: str, name: str) -> int:
+    return int(row(text, name).split()[1].lstrip("~").replace(",", ""))
+
+
+def test_context_reports_each_message_category_in_tokens(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
-    assert row(text, "System").split()[1] == f"{SYSTEM:,}"
     assert row(text, "User").split()[1] == f"~{USER:,}"
     assert row(text, "Assistant").split()[1] == f"~{ASSISTANT:,}"
     assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
 
 
+def test_context_shows_one_total_anchored_on_the_providers_count(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    total = total_of(text)
+    # 1,000 prompt tokens reported for the last request (input 900 + cache read 100), plus what came after.
+    assert total > 1_000
+    assert "the provider's count for the last request (1,000)" in text
+    assert text.count(f"{total:,}") == 1
+
+
+def test_the_categories_add_up_to_the_total(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    parts = [tokens_of(text, name) for name in ("System", "User", "Assistant", "Tools")]
+    assert sum(parts) == total_of(text)
+    assert parts[0] == total_of(text) - (USER + ASSISTANT + TOOLS_NOW)
+
+
 def test_context_reports_percent_of_the_total_per_category(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
-    total = SYSTEM + USER + ASSISTANT + TOOLS_NOW
+    total = total_of(text)
     assert row(text, "Tools").split()[2] == f"{100 * TOOLS_NOW / total:.1f}%"
     assert row(text, "User").split()[2] == f"{100 * USER / total:.1f}%"
 
 
 def test_context_counts_tool_calls_in_context_and_pruned(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
-    assert row(text, "Tools").endswith("2 calls in context, 1 pruned")
+    assert row(text, "Tools").endswith("2 calls, 1 pruned")
 
 
-def test_context_reports_totals_with_and_without_the_plugin(tmp_path: Path) -> None:
+def test_a_duplicate_too_small_to_replace_is_not_counted_as_pruned(tmp_path: Path) -> None:
+    messages = known_session()
+    messages[1]["parts"][0]["state"]["output"] = "tiny"
+    text = context_reply(make_runtime(tmp_path), messages)
+    assert row(text, "Tools").endswith("2 calls, 0 pruned")
+    assert "Pruning: nothing pruned yet." in text.splitlines()
+
+
+def test_context_reports_what_pruning_saves_as_a_share(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
-    total = SYSTEM + USER + ASSISTANT + TOOLS_NOW
-    assert row(text, "Total now") == f"Total now            ~{total:,} tokens"
-    assert row(text, "Without the plugin") == f"Without the plugin   ~{total + SAVED:,} tokens"
-    assert row(text, "Saved by pruning").startswith(f"Saved by pruning     ~{SAVED:,} tokens per request")
+    total = total_of(text)
+    assert row(text, "Pruning removes") == (
+        f"Pruning removes ~{SAVED:,} tokens from every request ({100 * SAVED / (total + SAVED):.1f}% less than without the plugin):"
+    )
+    assert "Without the plugin" not in text and "Total now" not in text
 
 
-def test_context_reports_savings_per_strategy(tmp_path: Path) -> None:
+def test_context_reports_savings_per_strategy_that_saved_something(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
     assert row(text, "deduplication").split() == ["deduplication", "1", "call", f"~{SAVED:,}", "tokens"]
-    assert row(text, "purgeErrors").split() == ["purgeErrors", "0", "calls", "~0", "tokens"]
+    assert not any(line.strip().startswith("purgeErrors") for line in text.splitlines())
+
+
+def test_context_names_pruned_calls_by_tool_and_path_not_by_id(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    assert row(text, "read /p/a.py") == f"read /p/a.py (same call made again later): ~{SAVED:,} tokens"
+    assert "call_" not in text
 
 
 def test_context_marks_the_system_row_unknown_without_provider_usage(tmp_path: Path) -> None:
@@ -96,14 +134,16 @@ def test_context_marks_the_system_row_unknown_without_provider_usage(tmp_path: P
     del messages[3]["info"]["tokens"]
     text = context_reply(make_runtime(tmp_path), messages)
     assert row(text, "System").split()[1] == "?"
-    assert "unknown: no provider usage reported yet" in row(text, "System")
+    assert "unknown: no usage reported yet" in row(text, "System")
+    assert total_of(text) == USER + ASSISTANT + TOOLS_NOW
 
 
 def test_context_shows_the_threshold_ladder_and_severity_from_the_model_limit(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
     # claude-sonnet-4-5: 200K window -> effective 180K, warn 147K, auto 167K, hard 177K.
     assert row(text, "Effective window").split()[2] == "180,000"
-    assert row(text, "Warn threshold").split()[2:4] == ["147,000", "<-"]
+    assert row(text, "Below warn").split()[2:] == ["<-", "current"]
+    assert row(text, "Warn threshold").split()[2:] == ["147,000"]
     assert row(text, "Auto threshold").split()[2:] == ["167,000"]
     assert row(text, "Hard threshold").split()[2:] == ["177,000"]
     assert row(text, "Severity").startswith("Severity: normal")
@@ -112,8 +152,7 @@ def test_context_shows_the_threshold_ladder_and_severity_from_the_model_limit(tm
 
 def test_context_says_which_numbers_are_estimates(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
-    assert "~ marks estimates" in text
-    assert "the provider reported 1,000 prompt tokens for the last request" in text
+    assert "Token counts are estimates" in text
 
 
 def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: Path) -> None:

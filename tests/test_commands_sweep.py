@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
 
-from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
 
@@ -69,10 +70,40 @@ def test_sweep_reports_each_skipped_call_with_its_reason(tmp_path: Path) -> None
     text = sweep(runtime, session())
     skipped = text.split("Skipped 3 calls:\n")[1].splitlines()
     assert skipped == [
-        "  - write w1: protected tool",
-        f"  - read env: protected path ({PROJECT}/.env)",
-        "  - bash run: still running",
+        "  - write /p/b.py: protected tool",
+        "  - read .env: protected path (.env)",
+        "  - bash make test: still running",
     ]
+
+
+def test_sweep_names_calls_by_tool_and_argument_never_by_call_id(tmp_path: Path) -> None:
+    text = sweep(make_runtime(tmp_path), session())
+    assert text.splitlines()[1:3] == [f"  - read /p/a.py: ~{saved(300):,} tokens", f"  - read .env: ~{saved(320):,} tokens"]
+    assert not re.search(r"\b(r1|w1|g1)\b", text)
+
+
+def test_sweep_keeps_the_result_older_duplicates_point_at(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    messages = [
+        user("first"),
+        call("read", {"filePath": "/p/a.py"}, output="a" * 300, call_id="older"),
+        user("second"),
+        call("read", {"filePath": "/p/a.py"}, output="a" * 300, call_id="newer"),
+        call("grep", {"pattern": "needle"}, output="g" * 200, call_id="g1"),
+    ]
+    text = sweep(runtime, messages)
+    assert "  - read /p/a.py: kept: 1 earlier identical call point at this result" in text.splitlines()
+    outputs = outputs_next_request(runtime, messages)
+    assert outputs["older"] == DUPLICATE_PLACEHOLDER
+    assert outputs["newer"] == "a" * 300 and outputs["g1"] == SWEPT_PLACEHOLDER
+
+
+def test_sweep_takes_a_result_whose_older_duplicate_was_too_small_to_replace(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    messages = [user("first"), call("read", {"filePath": "/p/a.py"}, output="ok", call_id="older"),
+                user("second"), call("read", {"filePath": "/p/a.py"}, output="ok" + "a" * 300, call_id="newer")]
+    sweep(runtime, messages)
+    assert outputs_next_request(runtime, messages)["newer"] == SWEPT_PLACEHOLDER
 
 
 def test_sweep_leaves_protected_calls_untouched(tmp_path: Path) -> None:
@@ -85,7 +116,7 @@ def test_sweep_leaves_protected_calls_untouched(tmp_path: Path) -> None:
 def test_sweep_honours_commands_protected_tools(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path, commands={"protectedTools": ["grep"]})
     text = sweep(runtime, session())
-    assert "  - grep g1: protected tool" in text.splitlines()
+    assert "  - grep needle: protected tool" in text.splitlines()
     assert outputs_next_request(runtime, session())["g1"] == "g" * 200
 
 
@@ -102,7 +133,7 @@ def test_sweep_n_takes_the_last_n_tool_calls(tmp_path: Path) -> None:
 def test_sweep_twice_reports_the_calls_as_already_pruned(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     sweep(runtime, session(), "sweep 1")
-    assert sweep(runtime, session(), "sweep 1").splitlines()[-1] == "  - grep g1: already pruned (sweep)"
+    assert sweep(runtime, session(), "sweep 1").splitlines()[-1] == "  - grep needle: already pruned (sweep)"
 
 
 def test_sweep_rejects_a_count_that_is_not_a_positive_number(tmp_path: Path) -> None:

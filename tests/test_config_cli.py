@@ -24,7 +24,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)
     project = tmp_path / "proj"
-    project.mkdir()
+    (project / ".git").mkdir(parents=True)  # a git project: the config walk stops at its root
     monkeypatch.chdir(project)
     return tmp_path
 
@@ -109,7 +109,7 @@ def test_validate_reports_every_error_and_exits_1(workdir: Path, capsys: pytest.
         f"dcp: {path}: debug: error: expected true or false, got 1; using false (the default)",
         f'dcp: {path}: pruneNotification: error: expected one of "off", "minimal", "detailed", got "x"; using "minimal" (the default)',
         f"dcp: {path}: strategies.purgeErrors.turns: error: expected a whole number of at least 1, got 0; using 4 (the default)",
-        "3 error(s), 0 warning(s) in 1 file",
+        f"3 error(s), 0 warning(s) in 1 file; read {path}",
     ]
 
 
@@ -136,7 +136,7 @@ def test_validate_valid_file_says_ok(workdir: Path, capsys: pytest.CaptureFixtur
     run("init")
     capsys.readouterr()
     assert run("validate", str(global_file(workdir))) == 0
-    assert capsys.readouterr().out == "ok: 1 file valid\n"
+    assert capsys.readouterr().out == f"ok: 1 file valid; read {global_file(workdir)}\n"
 
 
 def test_validate_without_files_checks_every_existing_layer(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,11 +147,43 @@ def test_validate_without_files_checks_every_existing_layer(workdir: Path, capsy
     capsys.readouterr()
     assert run("validate") == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (
+    assert (
         f"dcp: {project}: turnProtection.turns: error: expected a whole number of at least 1, got 0; "
         f"using 4 (from {global_file(workdir)})"
-    )
-    assert out[-1] == "1 error(s), 0 warning(s) in 2 files"
+    ) in out
+    assert out[-1] == f"1 error(s), 0 warning(s) in 2 files; read {global_file(workdir)}, {project}"
+
+
+def test_validate_lists_every_file_checked_found_or_not(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run("init")
+    capsys.readouterr()
+    assert run("validate") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "config files checked (later ones override earlier ones):"
+    assert out[1].split() == ["global", "read", str(global_file(workdir))]
+    assert out[2].split() == ["home", "not", "found", str(workdir / "home" / ".opencode" / "dcp.jsonc"), "(or", "dcp.json)"]
+    assert out[3].split() == ["project", "not", "found", str(project_file(workdir)), "(or", "dcp.json)"]
+
+
+def test_validate_from_a_subdirectory_reads_the_project_roots_file(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = project_file(workdir)
+    project.parent.mkdir(parents=True)
+    project.write_text('{"enabled": false}')
+    (workdir / "proj" / "src").mkdir()
+    monkeypatch.chdir(workdir / "proj" / "src")
+    assert run("validate") == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"ok: 1 file valid; read {project}"
+
+
+def test_validate_names_a_misplaced_file_as_a_warning(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stray = workdir / "proj" / "dcp.jsonc"
+    stray.write_text('{"enabled": false}')
+    assert run("validate") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"dcp: {stray}: warning: not read: project settings belong in {project_file(workdir)}; move the file there" in out
+    assert out[-1] == "no config file found (1 warning(s) above); the defaults apply"
 
 
 def test_validate_without_any_file_says_defaults_apply(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -186,10 +218,37 @@ def test_show_lists_each_key_with_value_and_origin(workdir: Path, capsys: pytest
     project.parent.mkdir(parents=True)
     project.write_text('{"strategies": {"purgeErrors": {"turns": 7}}}')
     assert run("show") == 0
-    lines = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
+    table = capsys.readouterr().out.split("\n\n")[0]
+    lines = {line.split()[0]: line.split()[1:] for line in table.splitlines()}
     assert lines["strategies.purgeErrors.turns"] == ["7", str(project)]
     assert lines["pruneNotification"] == ['"minimal"', "default"]
     assert len(lines) == 28
+
+
+def test_show_lists_the_files_checked_after_the_values(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = project_file(workdir)
+    project.parent.mkdir(parents=True)
+    project.write_text("{}")
+    assert run("show") == 0
+    checked = capsys.readouterr().out.split("\n\n")[1].splitlines()
+    assert checked[0] == "config files checked (later ones override earlier ones):"
+    assert [line.split()[:2] for line in checked[1:]] == [["global", "not"], ["home", "not"], ["project", "read"]]
+
+
+def test_show_json_lists_the_files_checked(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("show", "--json") == 0
+    checked = json.loads(capsys.readouterr().out)["checked"]
+    assert checked[-1] == {"layer": "project", "path": str(project_file(workdir)), "found": False}
+
+
+def test_show_warns_about_a_misplaced_file_on_stderr(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stray = workdir / "proj" / ".opencode" / "dcp.jsonc.bak"
+    stray.parent.mkdir()
+    stray.write_text("{}")
+    assert run("show", "--json") == 0
+    captured = capsys.readouterr()
+    assert f"dcp: {stray}: warning: not read" in captured.err
+    json.loads(captured.out)
 
 
 # schema

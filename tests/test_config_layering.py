@@ -24,29 +24,38 @@ def test_relative_xdg_config_home_is_ignored() -> None:
     assert global_dir({"XDG_CONFIG_HOME": "rel/dir", "HOME": "/home/u"}) == Path("/home/u/.config/opencode")
 
 
-def test_layers_are_global_then_config_dir_then_project(tmp_path: Path) -> None:
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "OPENCODE_CONFIG_DIR": str(tmp_path / "ocd")}
-    specs = layer_specs(tmp_path / "proj", env)
-    assert [s.label for s in specs] == ["global", "OPENCODE_CONFIG_DIR", "project"]
+def git_project(root: Path) -> Path:
+    """A project directory that is a git worktree root (the config walk stops there)."""
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def test_layers_are_global_home_config_dir_then_project(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home"), "OPENCODE_CONFIG_DIR": str(tmp_path / "ocd")}
+    specs = layer_specs(git_project(tmp_path / "proj"), env)
+    assert [s.label for s in specs] == ["global", "home", "OPENCODE_CONFIG_DIR", "project"]
     assert [s.primary for s in specs] == [
         tmp_path / "xdg" / "opencode" / "dcp.jsonc",
+        tmp_path / "home" / ".opencode" / "dcp.jsonc",
         tmp_path / "ocd" / "dcp.jsonc",
         tmp_path / "proj" / ".opencode" / "dcp.jsonc",
     ]
 
 
-def test_global_layer_accepts_dcp_json_after_dcp_jsonc(tmp_path: Path) -> None:
-    (spec, *_) = layer_specs(tmp_path, {"XDG_CONFIG_HOME": str(tmp_path)})
-    assert [p.name for p in spec.candidates] == ["dcp.jsonc", "dcp.json"]
+def test_every_layer_accepts_dcp_json_after_dcp_jsonc(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "HOME": str(tmp_path / "home"), "OPENCODE_CONFIG_DIR": str(tmp_path / "ocd")}
+    for spec in layer_specs(git_project(tmp_path / "proj"), env):
+        assert [p.name for p in spec.candidates] == ["dcp.jsonc", "dcp.json"]
 
 
-def test_without_opencode_config_dir_there_are_two_layers(tmp_path: Path) -> None:
-    assert [s.label for s in layer_specs(tmp_path, {"HOME": str(tmp_path)})] == ["global", "project"]
+def test_without_opencode_config_dir_there_is_no_such_layer(tmp_path: Path) -> None:
+    labels = [s.label for s in layer_specs(git_project(tmp_path / "proj"), {"HOME": str(tmp_path / "home")})]
+    assert labels == ["global", "home", "project"]
 
 
 def test_same_file_in_two_layers_is_read_once(tmp_path: Path) -> None:
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "OPENCODE_CONFIG_DIR": str(tmp_path / "proj" / ".opencode")}
-    assert [s.label for s in layer_specs(tmp_path / "proj", env)] == ["global", "OPENCODE_CONFIG_DIR"]
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home"), "OPENCODE_CONFIG_DIR": str(tmp_path / "proj" / ".opencode")}
+    assert [s.label for s in layer_specs(git_project(tmp_path / "proj"), env)] == ["global", "home", "OPENCODE_CONFIG_DIR"]
 
 
 def test_deep_merge_overrides_key_by_key() -> None:

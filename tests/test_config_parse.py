@@ -195,3 +195,36 @@ def test_parsing_never_raises(text: str) -> None:
 @given(st.dictionaries(st.text(max_size=8), st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8), lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=10), max_size=4))
 def test_any_json_object_parses_to_itself(data: dict[str, object]) -> None:
     assert parse_text(json.dumps(data, indent=1), "f").data == data
+
+
+# hints for the usual syntax slips
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"debug": false\n "enabled": false}',
+        '{"protectedFilePatterns": ["a" "b"]}',
+        '{"strategies": {"purgeErrors": {"turns": 2}}\n "debug": true}',
+        '{"debug": true // why\n "enabled": false}',
+    ],
+)
+def test_a_missing_comma_is_named(text: str) -> None:
+    (problem,) = parse_text(text, "f").problems
+    assert "missing comma between values?" in problem.text
+    assert '"""' not in problem.text
+
+
+def test_the_missing_comma_hint_keeps_the_position_of_the_value_after_it() -> None:
+    (problem,) = parse_text('{"debug": false\n  "enabled": false}', "f").problems
+    assert (problem.line, problem.column) == (2, 3)
+
+
+def test_a_missing_colon_after_a_key_is_named() -> None:
+    (problem,) = parse_text('{"debug": true, "enabled" false}', "f").problems
+    assert "missing `:` between the key and its value?" in problem.text
+
+
+def test_an_unexpected_closing_bracket_gets_no_comma_hint() -> None:
+    (problem,) = parse_text('{"debug": true}}', "f").problems
+    assert "missing" not in problem.text and "unexpected `}`" in problem.text

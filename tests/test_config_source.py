@@ -53,6 +53,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)
     project = tmp_path / "proj"
     (project / ".opencode").mkdir(parents=True)
+    (project / ".git").mkdir()  # the project's root: the config walk stops here
     return Env(home, tmp_path / "xdg", project, [])
 
 
@@ -70,7 +71,7 @@ def write(path: Path, text: str) -> None:
 def test_first_run_creates_the_global_file_with_the_defaults(env: Env) -> None:
     assert env.source().get() == DcpConfig()
     data = json5.loads(env.global_file.read_text())
-    assert data.pop("$schema") == schema_path().resolve().as_uri()  # type: ignore[union-attr]
+    assert data.pop("$schema") == (env.xdg / "opencode" / "dcp.schema.json").as_uri()
     assert data == defaults()
     assert env.messages == []
 
@@ -349,11 +350,8 @@ def test_fixed_file_replaces_the_fallback(env: Env) -> None:
     assert source.get().debug is True
 
 
-def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENCODE_CONFIG_DIR", str(tmp_path / "ocd"))
-    write(env.project_file, '{"debug": true}')
-    source = env.source()
-    source.get()
+def count_stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, every path the config source stats, in order."""
     calls: list[str] = []
     real_stat = os.stat
 
@@ -362,9 +360,28 @@ def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monke
         return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(source_mod.os, "stat", counting)
+    return calls
+
+
+def test_unchanged_files_cost_one_stat_per_layer(env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENCODE_CONFIG_DIR", str(tmp_path / "ocd"))
+    write(env.project_file, '{"debug": true}')
+    source = env.source()
+    source.get()
+    calls = count_stats(monkeypatch)
     for _ in range(10):
         source.get()
-    assert len(calls) == 30  # global, OPENCODE_CONFIG_DIR (absent), project
+    # global (dir + dcp.jsonc), ~/.opencode (absent dir), OPENCODE_CONFIG_DIR (absent dir), project (dir + dcp.jsonc)
+    assert len(calls) == 10 * 6
+
+
+def test_a_layer_whose_directory_is_absent_costs_one_stat(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = env.source(create_global=False)
+    source.get()
+    calls = count_stats(monkeypatch)
+    source.get()
+    assert calls.count(str(env.home / ".opencode")) == 1
+    assert not any(c.startswith(str(env.home / ".opencode") + "/") for c in calls)
 
 
 def test_unchanged_files_are_not_read_again(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

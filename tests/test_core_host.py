@@ -177,3 +177,25 @@ def test_real_opencode_sample_keeps_partial_reads_and_young_error(tmp_path):
     out = copy.deepcopy(msgs)
     Runtime("/home/dev/project", StaticConfig(make_config())).transform({}, {"messages": out})
     assert out == msgs
+
+
+def test_relative_protected_patterns_hold_when_the_host_starts_in_a_subdirectory(git_project: Path) -> None:
+    sub = git_project / "pkg" / "deep"
+    sub.mkdir(parents=True)
+    runtime = Runtime(str(sub), StaticConfig(make_config(protectedFilePatterns=["secrets/**"])))
+    runtime.startup({"directory": str(sub)})
+    secret = str(git_project / "secrets" / "key.txt")
+    msgs = [user(), call("read", {"filePath": secret}, output=BIG), user(), call("read", {"filePath": secret}, output=BIG)]
+    runtime.transform({}, {"messages": msgs})
+    assert [p["state"]["output"] for p in tool_parts(msgs)] == [BIG, BIG]
+
+
+def test_the_worktree_the_host_names_is_the_project_root(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    (project / "src").mkdir(parents=True)
+    runtime = Runtime(str(project / "src"), StaticConfig(make_config(protectedFilePatterns=["/docs/**"])))
+    runtime.startup({"directory": str(project / "src"), "worktree": str(project)})
+    doc = str(project / "docs" / "a.md")
+    msgs = [user(), call("read", {"filePath": doc}, output=BIG), user(), call("read", {"filePath": doc}, output=BIG)]
+    runtime.transform({}, {"messages": msgs})
+    assert [p["state"]["output"] for p in tool_parts(msgs)] == [BIG, BIG]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dcp_plugin import __version__
+from dcp_plugin.cli.groups import chosen_parser
 
 # Each feature module contributes `add_parser(subparsers)`; names are imported lazily so that a
 # broken optional feature cannot take the whole command down.
@@ -38,11 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `dcp` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # Reported by the subcommand that was given them, with its usage (exits 2).
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[Any], int] | None = getattr(args, "func", None)
     if func is None:
         parser.print_help()
-        return 0 if args.command is None else 2
+        return 0
     try:
         return int(func(args) or 0)
     except KeyboardInterrupt:

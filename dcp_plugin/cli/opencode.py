@@ -1,4 +1,5 @@
-"""`dcp bridge` (run the server) and `dcp opencode install|uninstall` (put the shim into OpenCode)."""
+"""`dcp bridge` (run the server), `dcp opencode install|uninstall` (put the shim into OpenCode) and
+`dcp opencode context` (an OpenCode session's /dcp context, read through `opencode export`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.bridge import install as inst
+from dcp_plugin.cli.groups import add_group
+from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
+
+CHECK_HINT = """\
+Check it works: start OpenCode in {scope} (`opencode`), send a prompt, then type /dcp context.
+From a terminal, once a session exists: `dcp opencode context` shows the latest session of the
+project you run it in, `dcp opencode context SESSION_ID` any session (`opencode session list`
+prints the ids; /dcp context names the current one)."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -21,12 +30,18 @@ def add_parser(subparsers: Any) -> None:
     )
     bridge.set_defaults(func=_run_bridge)
 
-    opencode = subparsers.add_parser("opencode", help="install the dcp plugin into OpenCode, or remove it")
-    actions = opencode.add_subparsers(dest="opencode_command", metavar="ACTION")
-    opencode.set_defaults(func=lambda args: (opencode.print_help(), 2)[1])
-
+    actions = add_group(
+        subparsers,
+        "opencode",
+        help="install the dcp plugin into OpenCode, remove it, or show a session's /dcp context",
+        description="Install the dcp plugin into OpenCode, remove it, or show an OpenCode session's /dcp context.",
+    )
     for name, helptext in (
-        ("install", "write the plugin into .opencode/plugins/ of a project (default: here) or the global config"),
+        (
+            "install",
+            "write the plugin into .opencode/plugins/ at the root of a project (default: the project around "
+            "the current directory) or into the global config",
+        ),
         ("uninstall", "remove the plugin file written by `dcp opencode install`"),
     ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
@@ -35,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
             "--project",
             metavar="DIR",
             type=Path,
-            help="project directory (default: the current directory)",
+            help="a directory of the project (default: the current one); the plugin goes to its git root",
         )
         where.add_argument(
             "--global",
@@ -47,12 +62,35 @@ def add_parser(subparsers: Any) -> None:
             sub.add_argument(
                 "--python",
                 metavar="PATH",
-                help="interpreter the plugin starts the bridge with (default: this one)",
+                help="interpreter the plugin starts the bridge with (default: this one); it must import dcp_plugin",
             )
-            sub.add_argument("--force", action="store_true", help="replace a dcp.js that was not written by us")
+            sub.add_argument(
+                "--force",
+                action="store_true",
+                help="replace a dcp.js that was not written by us, and install even if the interpreter "
+                "cannot import dcp_plugin yet",
+            )
             sub.set_defaults(func=_install)
         else:
             sub.set_defaults(func=_uninstall)
+
+    context = actions.add_parser(
+        "context",
+        help="show an OpenCode session's /dcp context breakdown (default: the latest session of this project)",
+        description=(
+            "Read an OpenCode session with `opencode export` and show what /dcp context shows for it: what the "
+            "context is made of, what pruning saves, and how full the window is. Without SESSION_ID, the most "
+            "recently updated session started in the project around the current directory "
+            "(`opencode session list` prints the ids)."
+        ),
+    )
+    context.add_argument("session", nargs="?", metavar="SESSION_ID", help="session id, e.g. ses_... (default: the latest)")
+    context.add_argument("--json", action="store_true", help="print the breakdown as JSON on stdout")
+    context.add_argument(
+        "--opencode", metavar="PATH", help="the opencode executable (default: $OPENCODE_BIN, else `opencode` on PATH)"
+    )
+    context.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
+    context.set_defaults(func=_context)
 
 
 def _run_bridge(args: argparse.Namespace) -> int:
@@ -64,10 +102,18 @@ def _run_bridge(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace) -> Path:
     if args.global_:
         return inst.global_plugins_dir()
-    project = (args.project or Path.cwd()).expanduser().resolve()
-    if not project.is_dir():
-        raise inst.InstallError(f"the project directory {project} does not exist")
-    return inst.project_plugins_dir(project)
+    return inst.project_plugins_dir(_project(args))
+
+
+def _project(args: argparse.Namespace) -> Path:
+    given = (args.project or Path.cwd()).expanduser().absolute()
+    if not given.exists():
+        raise inst.InstallError(f"the project directory {given} does not exist")
+    if not given.is_dir():
+        raise inst.InstallError(f"{given} is not a directory; --project takes the project's directory")
+    # OpenCode loads plugins from every .opencode between where it starts and the git root:
+    # the root's is the one found from anywhere in the project.
+    return project_root(given)
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -75,7 +121,15 @@ def _install(args: argparse.Namespace) -> int:
     if args.python:
         python = str(Path(python).expanduser().absolute()) if os.sep in python else python
     try:
-        outcome = inst.install(_target(args), python, force=args.force)
+        target = _target(args)
+        problem = inst.check_python(python)
+        if problem and not args.force:
+            raise inst.InstallError(
+                f"{problem}. The plugin would start no bridge and prune nothing, so it was not installed. "
+                "Pass --python with an interpreter that has dcp_plugin installed (the one of the virtualenv "
+                "you installed it into), or --force to install anyway"
+            )
+        outcome = inst.install(target, python, force=args.force)
     except (inst.InstallError, OSError) as exc:
         print(f"dcp: {exc}", file=sys.stderr)
         return 1
@@ -87,13 +141,38 @@ def _install(args: argparse.Namespace) -> int:
     print(f"{done}: {outcome.path}")
     print(f"It starts the bridge with: {python} -m dcp_plugin.bridge")
     print("The plugin registers the /dcp command itself (unless you defined your own).")
-    problem = inst.check_python(python)
     if problem:
-        print(f"dcp: warning: {problem}; pruning stays off until it can (use --python PATH).", file=sys.stderr)
-    scope = "any project" if args.global_ else "this project"
-    print(f"Check: start OpenCode in {scope} and type `/dcp context`, or run `opencode run --command dcp context`.")
+        print(f"dcp: warning: {problem}; pruning stays off until it can (installed anyway: --force).", file=sys.stderr)
+    _warn_about_other_copies(outcome.path, Path.cwd() if args.global_ else _project(args))
+    print(CHECK_HINT.format(scope="any project" if args.global_ else "this project"))
     print("Remove it with: dcp opencode uninstall" + (" --global" if args.global_ else ""))
     return 0
+
+
+def _warn_about_other_copies(installed: Path, directory: Path) -> None:
+    others = [p for p in installed_copies(directory) if not same_file(p, installed)]
+    if others:
+        listed = ", ".join(str(p) for p in others)
+        print(
+            f"dcp: warning: OpenCode started in {directory} loads the dcp plugin twice: {installed} and {listed}. "
+            "Only one of them prunes; remove the other with `dcp opencode uninstall` "
+            "(`--global` for the global one).",
+            file=sys.stderr,
+        )
+
+
+def installed_copies(directory: Path) -> list[Path]:
+    """Every plugin file of ours that OpenCode started in ``directory`` would load."""
+    found = []
+    for config_dir in opencode_config_dirs(directory):
+        for sub in ("plugin", "plugins"):
+            folder = config_dir / sub
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            found += [folder / n for n in names if n.endswith((".js", ".ts")) and inst.is_ours(folder / n)]
+    return found
 
 
 def _uninstall(args: argparse.Namespace) -> int:
@@ -106,4 +185,34 @@ def _uninstall(args: argparse.Namespace) -> int:
         print(f"Nothing to remove: {outcome.path} does not exist.")
     else:
         print(f"Removed the dcp plugin: {outcome.path}")
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    from dcp_plugin.cli.opencode_session import OpencodeError, export_session, find_opencode, latest_session
+    from dcp_plugin.cli.replay import session_config
+    from dcp_plugin.cli.report import context_of_messages, show_breakdown
+    from dcp_plugin.replay.sessionfile import SessionFileError
+
+    here = Path.cwd()
+    try:
+        binary = find_opencode(args.opencode)
+        session_id = args.session or latest_session(binary, here).id
+        info, messages = export_session(binary, session_id, here)
+    except OpencodeError as exc:
+        print(f"dcp opencode context: {exc}", file=sys.stderr)
+        return 1
+    directory = str(info.get("directory") or here)
+    try:
+        config = session_config(args.config, directory)
+    except SessionFileError as exc:
+        print(f"dcp opencode context: {exc}", file=sys.stderr)
+        return 1
+    try:
+        breakdown = context_of_messages(messages, config, directory)
+    except SessionFileError as exc:
+        print(f"dcp opencode context: session {session_id}: {exc}", file=sys.stderr)
+        return 1
+    title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
+    show_breakdown(breakdown, args.json, title)
     return 0

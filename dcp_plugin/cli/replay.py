@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from dcp_plugin.cli.groups import positive_int
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.engine import ReplayReport, replay
 from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session
@@ -28,11 +29,11 @@ def add_parser(subparsers: Any) -> None:
             "Without FILE, replays the example session shipped with the package."
         ),
     )
-    p.add_argument("file", nargs="?", type=Path, help="session file (default: the shipped example)")
+    p.add_argument("file", nargs="?", type=Path, help="session file, `-` for standard input (default: the shipped example)")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")
-    p.add_argument("--rows", type=int, default=12, help="per-request rows to show in the table (default 12)")
+    p.add_argument("--rows", type=positive_int, default=12, help="per-request rows to show in the table (default 12)")
     p.set_defaults(func=run)
 
 
@@ -48,20 +49,36 @@ def load_config_option(path: Path) -> DcpConfig:
     return config
 
 
+def files_config(directory: str) -> DcpConfig:
+    """The config the dcp.jsonc files give for ``directory``; problems go to stderr.
+
+    Unlike a real host's, this never creates the global file: a CLI only reads settings.
+    """
+    from dcp_plugin.config.source import ConfigSource
+
+    source = ConfigSource(Path(directory), lambda _session, text: print(text, file=sys.stderr), create_global=False)
+    return source.get()
+
+
+def session_config(option: Path | None, directory: str) -> DcpConfig:
+    """The config a CLI replays a session with: the `--config` file alone, else the config files."""
+    return load_config_option(option) if option is not None else files_config(directory)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the replay and print the report."""
     err = Console(stderr=True)
     path: Path = args.file or example_session_path()
     try:
         info, messages = load_session(path)
-        config = load_config_option(args.config) if args.config else None
+        directory = args.directory or info.get("directory") or str(Path.cwd())
+        config = session_config(args.config, directory)
     except SessionFileError as exc:
         print(f"dcp replay: {exc}", file=sys.stderr)
         return 1
     if not messages:
         print(f"dcp replay: {path}: the session has no messages", file=sys.stderr)
         return 1
-    directory = args.directory or info.get("directory") or str(Path.cwd())
     show_progress = not args.json and err.is_terminal and len(messages) > 2000
     if show_progress:
         with Progress(console=err, transient=True) as bar:
@@ -73,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_report(report, str(info.get("title") or path.name), max(1, args.rows))
+        print_report(report, str(info.get("title") or ("stdin" if str(path) == "-" else path.name)), args.rows)
     return 0
 
 

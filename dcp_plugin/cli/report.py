@@ -14,7 +14,15 @@ from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import BudgetTracker
-from dcp_plugin.commands.context import ESTIMATE_NOTE, ContextBreakdown, build_breakdown
+from dcp_plugin.commands.context import (
+    ContextBreakdown,
+    amount,
+    build_breakdown,
+    largest_line,
+    savings_line,
+    source_note,
+    total_line,
+)
 from dcp_plugin.commands.stats import STRATEGIES
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
@@ -36,7 +44,7 @@ def add_parser(subparsers: Any) -> None:
             "plugin, then show the same breakdown as /dcp context for its final request."
         ),
     )
-    p.add_argument("file", type=Path, help="session file")
+    p.add_argument("file", type=Path, help="session file, `-` for standard input")
     p.add_argument("--json", action="store_true", help="print the breakdown as JSON on stdout")
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")
@@ -60,10 +68,13 @@ def add_parser(subparsers: Any) -> None:
 
 
 # -- dcp context FILE ------------------------------------------------------------------------
-def context_of_messages(
-    messages: list[dict[str, Any]], config: DcpConfig | None, directory: str
-) -> ContextBreakdown:
-    """Replay a session and build the breakdown of its final request; SessionFileError when there is none."""
+def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None, directory: str) -> ContextBreakdown:
+    """Replay a session and build the /dcp context breakdown of its final request; SessionFileError when there is none.
+
+    The final request is the one that produced the last assistant message, which is also
+    what OpenCode's `/dcp context` describes. ``config`` None means the dcp.jsonc files of
+    ``directory``, read only (the global file is never created). Nothing is persisted.
+    """
     from dcp_plugin.replay.engine import plugin_host, replay, request_points
 
     points = request_points(messages)
@@ -80,7 +91,7 @@ def context_of_messages(
     model = latest_model(final)
     snapshot = BudgetTracker().observe(final, None, model.model_id if model else None, image_tokens)
     in_force = view.in_force if view is not None else ()
-    return build_breakdown(session_id, final, in_force, snapshot, image_tokens)
+    return build_breakdown(session_id, final, in_force, snapshot, image_tokens, directory)
 
 
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
@@ -100,37 +111,38 @@ def _bar(fraction: float) -> str:
 
 
 def print_context(b: ContextBreakdown, title: str) -> None:
-    """The breakdown as rich tables."""
+    """The breakdown as rich tables: one total, what it is made of, what pruning saves, the budget."""
     console = Console()
-    total = b.total_now
-    table = Table(title=f"{title}: {b.messages:,} messages, ~{total:,} tokens in the final request", title_justify="left")
+    total = b.total
+    table = Table(title=f"{title}: {b.messages:,} messages; {total_line(b)}", title_justify="left")
     table.add_column("category")
     table.add_column("tokens", justify="right")
     table.add_column("%", justify="right")
     table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
     table.add_column("note")
-    for name, tokens, estimated, note in b.categories():
+    for name, tokens, note in b.categories():
         share = (tokens or 0) / total if total else 0.0
-        shown = "?" if tokens is None else (f"~{tokens:,}" if estimated else f"{tokens:,}")
-        table.add_row(name, shown, f"{share * 100:.1f}", _bar(share), note)
+        table.add_row(name, amount(tokens), f"{share * 100:.1f}", _bar(share), note)
     console.print(table)
-    saved = Table(title="Saved by pruning (per request)", title_justify="left")
-    saved.add_column("strategy")
-    saved.add_column("calls", justify="right")
-    saved.add_column("tokens", justify="right")
-    for name, (calls, tokens) in b.saved.items():
-        saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
-    percent = f"{100 * b.tokens_saved / b.total_without:.1f}%" if b.total_without else "-"
-    saved.add_row("[bold]total[/bold]", f"{b.pruned_calls:,}", f"[bold green]~{b.tokens_saved:,}[/bold green] ({percent})")
-    console.print(saved)
-    console.print(f"Total now ~{total:,} tokens; without the plugin ~{b.total_without:,}.", highlight=False)
-    if b.reported_prompt is not None:
-        console.print(f"The provider reported {b.reported_prompt:,} prompt tokens for the last request.", highlight=False)
+    console.print(savings_line(b), highlight=False)
+    if b.tokens_saved:
+        saved = Table(show_header=True)
+        saved.add_column("strategy")
+        saved.add_column("calls", justify="right")
+        saved.add_column("tokens per request", justify="right")
+        for name, (calls, tokens) in b.saved.items():
+            if calls:
+                saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
+        console.print(saved)
+    if b.largest:
+        console.print("[bold]Largest savings[/bold]")
+        for call in b.largest:
+            console.print(f"  {largest_line(call)}", highlight=False, markup=False)
     if b.snapshot is not None:
         console.print("[bold]Context budget[/bold]")
         for line in ladder_lines(b.snapshot):
-            console.print(f"  {line}", highlight=False)
-    console.print(f"[dim]{ESTIMATE_NOTE}.[/dim]", highlight=False)
+            console.print(f"  {line}", highlight=False, markup=False)
+    console.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
 
 
 def run_context(args: argparse.Namespace) -> int:
@@ -141,12 +153,17 @@ def run_context(args: argparse.Namespace) -> int:
     except SessionFileError as exc:
         print(f"dcp context: {exc}", file=sys.stderr)
         return 1
-    if args.json:
+    show_breakdown(breakdown, args.json, "stdin" if str(args.file) == "-" else args.file.name)
+    return 0
+
+
+def show_breakdown(breakdown: ContextBreakdown, as_json: bool, title: str) -> None:
+    """The breakdown as JSON on stdout, or as rich tables under ``title``."""
+    if as_json:
         json.dump(breakdown.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_context(breakdown, args.file.name)
-    return 0
+        print_context(breakdown, title)
 
 
 # -- dcp stats -------------------------------------------------------------------------------

@@ -8,35 +8,46 @@ from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
+from dcp_plugin.commands.calls import call_label
+from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
 from dcp_plugin.pipeline.placeholders import Decision
-from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
 from dcp_plugin.pipeline.tokens import (
     DEFAULT_IMAGE_TOKENS,
     estimate_part_tokens,
     last_reported_prompt_tokens,
-    reported_usage,
 )
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
-ESTIMATE_NOTE = "~ marks estimates (text chars/4, JSON chars/2, images a fixed amount)"
+ESTIMATE_NOTE = "Token counts are estimates (text chars/4, JSON chars/2, images a fixed amount)"
+LARGEST = 5
+
+
+@dataclass(frozen=True)
+class PrunedCall:
+    """Pruned calls as the user knows them: tool and key argument, why, how many, and what they save."""
+
+    label: str
+    strategy: str
+    tokens: int
+    calls: int = 1
 
 
 @dataclass
 class ContextBreakdown:
-    """The numbers behind `/dcp context` and `dcp context FILE`.
+    """The numbers behind `/dcp context` and `dcp context FILE`: one total, and what it is made of.
 
-    ``system`` is derived from provider-reported usage (the first reported prompt minus
-    the estimate of the messages it carried) and is None when no usage was reported;
-    ``user``, ``assistant`` and ``tools`` are estimates of what goes out now, after
-    pruning. ``saved`` holds, per strategy, (calls, estimated tokens removed from this
-    context).
+    ``user``, ``assistant`` and ``tools`` are estimates of what goes out now, after pruning.
+    ``total`` is the context size the budget uses (anchored on the provider's reported
+    prompt when there is one); ``system`` is what the messages do not account for (system
+    prompt, tool definitions), None when no usage was reported. ``saved`` holds, per
+    strategy, (calls with a placeholder, estimated tokens it removes from every request).
     """
 
     session_id: str
     messages: int
-    system: int | None
     user: int
     assistant: int
     tools: int
@@ -45,10 +56,31 @@ class ContextBreakdown:
     saved: dict[str, tuple[int, int]] = field(default_factory=dict)
     reported_prompt: int | None = None
     snapshot: ContextSnapshot | None = None
+    largest: list[PrunedCall] = field(default_factory=list)
+
+    @property
+    def content(self) -> int:
+        return self.user + self.assistant + self.tools
+
+    @property
+    def anchored(self) -> bool:
+        """Whether the total rests on a provider-reported prompt size."""
+        return self.snapshot is not None and self.snapshot.estimate_path == "reported"
+
+    @property
+    def total(self) -> int:
+        if self.snapshot is not None and self.anchored:
+            return max(self.snapshot.estimated_input_tokens, self.content)
+        return self.content
+
+    @property
+    def system(self) -> int | None:
+        return self.total - self.content if self.anchored else None
 
     @property
     def total_now(self) -> int:
-        return (self.system or 0) + self.user + self.assistant + self.tools
+        """Kept for JSON readers: the one total."""
+        return self.total
 
     @property
     def tokens_saved(self) -> int:
@@ -56,30 +88,34 @@ class ContextBreakdown:
 
     @property
     def total_without(self) -> int:
-        return self.total_now + self.tokens_saved
+        return self.total + self.tokens_saved
 
-    def categories(self) -> list[tuple[str, int | None, bool, str]]:
-        """(name, tokens, estimated, note) rows in display order."""
-        system_note = "from provider usage" if self.system is not None else "unknown: no provider usage reported yet"
+    def categories(self) -> list[tuple[str, int | None, str]]:
+        """(name, tokens, note) rows in display order."""
+        system_note = (
+            "system prompt, tool definitions"
+            if self.system is not None
+            else "unknown: no usage reported yet"
+        )
         return [
-            ("System", self.system, False, system_note),
-            ("User", self.user, True, ""),
-            ("Assistant", self.assistant, True, ""),
-            ("Tools", self.tools, True, f"{self.tool_calls:,} calls in context, {self.pruned_calls:,} pruned"),
+            ("System", self.system, system_note),
+            ("User", self.user, ""),
+            ("Assistant", self.assistant, ""),
+            ("Tools", self.tools, f"{plural(self.tool_calls, 'call')}, {self.pruned_calls:,} pruned"),
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        total = self.total_now
+        total = self.total
         return {
             "session": self.session_id,
             "messages": self.messages,
             "categories": {
                 name.lower(): {
                     "tokens": tokens,
-                    "estimated": estimated,
+                    "estimated": True,
                     "percent": round(100 * (tokens or 0) / total, 1) if total else 0.0,
                 }
-                for name, tokens, estimated, _ in self.categories()
+                for name, tokens, _ in self.categories()
             },
             "tool_calls": self.tool_calls,
             "pruned_calls": self.pruned_calls,
@@ -89,6 +125,9 @@ class ContextBreakdown:
             "saved_by_strategy": {
                 name: {"calls": calls, "tokens": tokens} for name, (calls, tokens) in self.saved.items()
             },
+            "largest_savings": [
+                {"call": c.label, "strategy": c.strategy, "calls": c.calls, "tokens": c.tokens} for c in self.largest
+            ],
             "provider_reported_prompt": self.reported_prompt,
             "snapshot": self.snapshot.to_dict() if self.snapshot is not None else None,
         }
@@ -108,60 +147,67 @@ def build_breakdown(
     in_force: Iterable[Decision],
     snapshot: ContextSnapshot | None = None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    directory: str | None = None,
 ) -> ContextBreakdown:
-    """The breakdown of ``messages`` as they go out with the placeholders of ``in_force`` applied."""
+    """The breakdown of ``messages`` as they go out with the placeholders of ``in_force`` applied.
+
+    A decided call whose placeholder would not be smaller than what it replaces keeps its
+    content, so it is not counted as pruned.
+    """
     at: dict[tuple[int, int], list[Decision]] = {}
     for decision in in_force:
         at.setdefault((decision.record.message_index, decision.record.part_index), []).append(decision)
     saved = {name: (0, 0) for name in STRATEGIES}
-    user = assistant = tools = tool_calls = pruned = 0
-    message_totals: list[int] = []
+    pruned_calls: list[PrunedCall] = []
+    user = assistant = tools = tool_calls = 0
     for mi, message in enumerate(messages):
         is_assistant = info_of(message).get("role") == "assistant"
-        total = 0
         for pi, part in enumerate(parts_of(message)):
             if not isinstance(part, dict):
                 continue
             tokens = estimate_part_tokens(part, image_tokens)
             if part.get("type") == "tool":
                 tool_calls += 1
-                decisions = [
-                    d for d in at.get((mi, pi), ()) if call_id_of(part, message, mi, pi) == d.call_id
-                ]
+                decisions = [d for d in at.get((mi, pi), ()) if call_id_of(part, message, mi, pi) == d.call_id]
                 if decisions:
                     now = estimate_part_tokens(_patched_part(part, decisions), image_tokens)
-                    removed, tokens = tokens - now, now
-                    if removed > 0:
-                        pruned += 1
+                    if now < tokens:
                         reason = decisions[0].strategy
                         calls, before = saved.get(reason, (0, 0))
-                        saved[reason] = (calls + 1, before + removed)
+                        saved[reason] = (calls + 1, before + tokens - now)
+                        state = part.get("state")
+                        tool_input = state.get("input") if isinstance(state, dict) else None
+                        label = call_label(str(part.get("tool") or decisions[0].tool), tool_input, directory)
+                        pruned_calls.append(PrunedCall(label, reason, tokens - now))
+                        tokens = now
                 tools += tokens
             elif is_assistant:
                 assistant += tokens
             else:
                 user += tokens
-            total += tokens
-        message_totals.append(total)
-    system = None
-    for index, message in enumerate(messages):
-        usage = reported_usage(message) if isinstance(message, dict) else None
-        if usage is not None:
-            system = max(0, usage.prompt - sum(message_totals[:index]))
-            break
+    largest = sorted(_grouped(pruned_calls), key=lambda c: (-c.tokens, c.label))[:LARGEST]
     return ContextBreakdown(
         session_id=session_id,
         messages=len(messages),
-        system=system,
         user=user,
         assistant=assistant,
         tools=tools,
         tool_calls=tool_calls,
-        pruned_calls=pruned,
+        pruned_calls=len(pruned_calls),
         saved=saved,
         reported_prompt=last_reported_prompt_tokens([m for m in messages if isinstance(m, dict)]),
         snapshot=snapshot,
+        largest=largest,
     )
+
+
+def _grouped(calls: list[PrunedCall]) -> list[PrunedCall]:
+    """One entry per (label, strategy): the same file read ten times is one line."""
+    groups: dict[tuple[str, str], PrunedCall] = {}
+    for c in calls:
+        seen = groups.get((c.label, c.strategy))
+        groups[(c.label, c.strategy)] = c if seen is None else PrunedCall(c.label, c.strategy, seen.tokens + c.tokens, seen.calls + 1)
+    return list(groups.values())
 
 
 def bar(fraction: float, width: int = BAR_WIDTH) -> str:
@@ -170,40 +216,64 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def amount(tokens: int | None, estimated: bool) -> str:
-    """'~1,234' for an estimate, '1,234' for a derived number, '?' when unknown."""
-    if tokens is None:
-        return "?"
-    return f"~{tokens:,}" if estimated else f"{tokens:,}"
+def amount(tokens: int | None) -> str:
+    """'~1,234' (every number here is an estimate or derived from one), '?' when unknown."""
+    return "?" if tokens is None else f"~{tokens:,}"
+
+
+def total_line(b: ContextBreakdown) -> str:
+    """The one total: every other number on the screen is a part of it or a share of the window."""
+    return f"Context now: ~{b.total:,} tokens"
+
+
+def savings_line(b: ContextBreakdown) -> str:
+    """What pruning takes off every request."""
+    saved = b.tokens_saved
+    if not saved:
+        return "Pruning: nothing pruned yet."
+    return (
+        f"Pruning removes ~{saved:,} tokens from every request "
+        f"({100 * saved / b.total_without:.1f}% less than without the plugin):"
+    )
+
+
+def largest_line(c: PrunedCall) -> str:
+    """`read src/a.py (3 calls, repeated later): ~2,400 tokens`."""
+    times = f"{c.calls} calls, " if c.calls > 1 else ""
+    return f"{c.label} ({times}{REASON_TEXT.get(c.strategy, c.strategy)}): ~{c.tokens:,} tokens"
+
+
+def source_note(b: ContextBreakdown) -> str:
+    """Where the total comes from, and which numbers are estimates."""
+    snap = b.snapshot
+    if b.anchored and snap is not None and snap.provider_reported_tokens is not None:
+        after = b.total - snap.provider_reported_tokens
+        return (
+            f"The total is the provider's count for the last request ({snap.provider_reported_tokens:,}) plus "
+            f"~{max(0, after):,} estimated for what came after. {ESTIMATE_NOTE}."
+        )
+    return f"No provider usage reported yet: the total is the messages' estimate. {ESTIMATE_NOTE}."
 
 
 def render_text(b: ContextBreakdown) -> str:
     """The plain-text reply (monospace-friendly)."""
-    total = b.total_now
-    lines = [f"DCP context of session {b.session_id}: {b.messages:,} messages, ~{total:,} tokens now", ""]
-    for name, tokens, estimated, note in b.categories():
+    total = b.total
+    lines = [f"DCP context of session {b.session_id}: {b.messages:,} messages", "", total_line(b)]
+    for name, tokens, note in b.categories():
         share = (tokens or 0) / total if total else 0.0
-        row = f"  {name:<10}{amount(tokens, estimated):>10}  {share * 100:5.1f}%  {bar(share)}"
+        row = f"  {name:<10}{amount(tokens):>10}  {share * 100:5.1f}%  {bar(share)}"
         lines.append(f"{row}  {note}" if note else row)
-    saved = b.tokens_saved
-    percent = f" ({100 * saved / b.total_without:.1f}% of it)" if b.total_without else ""
-    lines += [
-        "",
-        f"  Total now            ~{total:,} tokens",
-        f"  Without the plugin   ~{b.total_without:,} tokens",
-        f"  Saved by pruning     ~{saved:,} tokens per request{percent}",
-    ]
+    lines += ["", savings_line(b)]
     for name, (calls, tokens) in b.saved.items():
-        lines.append(f"    {name:<17}{calls:>5,} {'call ' if calls == 1 else 'calls'}  ~{tokens:,} tokens")
+        if calls:
+            lines.append(f"  {name:<17}{calls:>5,} {'call ' if calls == 1 else 'calls'}  ~{tokens:,} tokens")
+    if b.largest:
+        lines.append("Largest savings:")
+        lines += [f"  {largest_line(c)}" for c in b.largest]
     lines += ["", "Context budget:"]
     if b.snapshot is not None:
         lines += [f"  {line}" for line in ladder_lines(b.snapshot)]
     else:
         lines.append("  no request seen yet in this session")
-    reported = (
-        f"; the provider reported {b.reported_prompt:,} prompt tokens for the last request"
-        if b.reported_prompt is not None
-        else "; no provider usage reported yet"
-    )
-    lines += ["", ESTIMATE_NOTE + reported + "."]
+    lines += ["", source_note(b)]
     return "\n".join(lines)

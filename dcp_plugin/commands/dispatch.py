@@ -51,6 +51,7 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
         view.in_force if view is not None else (),
         snapshot,
         config.context_budget.image_token_estimate,
+        view.directory if view is not None else runtime.directory,
     )
     text = context.render_text(breakdown)
     if not config.enabled:
@@ -88,4 +89,4 @@ def run_sweep(
     outcome = runtime.sweep(session_id, messages, count)
     if outcome is None:
         return "dcp sweep: nothing swept: the plugin is disabled."
-    return sweep.render_text(outcome.scope, outcome.swept, outcome.skipped)
+    return sweep.render_text(outcome.plan, outcome.swept)

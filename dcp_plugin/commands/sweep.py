@@ -6,20 +6,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.host.notifications import plural
+from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger, signature
+from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.strategies import DEDUPLICATION
 
 
 @dataclass
 class SweepPlan:
-    """The calls in scope split into those to prune and those skipped, with why."""
+    """The calls in scope split into those to prune and those skipped, with why, and how to name each."""
 
     scope: str
     eligible: list[CallRecord] = field(default_factory=list)
     skipped: list[tuple[CallRecord, str]] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    waiting: list[Decision] = field(default_factory=list)  # decided, not written yet: written now
+
+    def label(self, record: CallRecord) -> str:
+        """The tool and its key argument (`read src/a.py`), as the user saw the call."""
+        return self.labels.get(record.call_id, record.tool)
 
 
 def parse_count(args: Sequence[str]) -> int | None:
@@ -57,8 +65,13 @@ def select(
     count: int | None,
     protected_tools: frozenset[str],
     protector: PathProtector,
+    directory: str | None = None,
 ) -> SweepPlan:
-    """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped."""
+    """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped.
+
+    So is the result older identical calls were deduplicated against: their placeholders
+    send the model to it ("see the newer result"), so it must stay.
+    """
     if count is None:
         start = last_turn_start(messages)
         in_scope = [r for r in records if r.message_index > start]
@@ -67,32 +80,53 @@ def select(
         in_scope = list(records[-count:])
         plan = SweepPlan(scope=f"in the last {plural(count, 'tool call')}")
     history = list(messages)
+    referenced = _deduplicated_against(records, history) if in_scope else {}
     for record in in_scope:
         state = Ledger.state_of(history, record) or {}
         status = state.get("status", record.status)
-        paths = extract_paths(record.tool, state.get("input"))
+        tool_input = state.get("input")
+        plan.labels[record.call_id] = call_label(record.tool, tool_input, directory)
+        paths = extract_paths(record.tool, tool_input)
         owner = record.output_decision or record.input_decision
-        if owner is not None:
+        older = referenced.get(signature(record.tool, tool_input), 0) if owner is None else 0
+        if owner is not None and owner.applied_at is None:
+            # Decided but waiting for the cache scheduler: the user's sweep writes it now.
+            plan.waiting.append(owner)
+        elif owner is not None:
             plan.skipped.append((record, f"already pruned ({owner.strategy})"))
         elif status not in FINAL_STATUSES:
             plan.skipped.append((record, "still running"))
         elif record.tool in protected_tools:
             plan.skipped.append((record, "protected tool"))
         elif paths and protector.is_protected(paths):
-            plan.skipped.append((record, f"protected path ({paths[0]})"))
+            plan.skipped.append((record, f"protected path ({relative(paths[0], directory)})"))
+        elif older:
+            plan.skipped.append((record, f"kept: {plural(older, 'earlier identical call')} point at this result"))
         else:
             plan.eligible.append(record)
     return plan
 
 
-def render_text(scope: str, swept: Sequence[Decision], skipped: Sequence[tuple[CallRecord, str]]) -> str:
+def _deduplicated_against(records: Sequence[CallRecord], messages: list[Any]) -> dict[bytes, int]:
+    """Per call signature, how many calls carry a placeholder that refers to the newest such call."""
+    counts: dict[bytes, int] = {}
+    for record in records:
+        decision = record.output_decision
+        if decision is not None and decision.strategy == DEDUPLICATION:
+            state = Ledger.state_of(messages, record) or {}
+            key = signature(record.tool, state.get("input"))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def render_text(plan: SweepPlan, swept: Sequence[Decision]) -> str:
     """The reply: what was swept (with the tokens it saves per request), then what was skipped and why."""
-    if not swept and not skipped:
-        return f"dcp sweep: no tool calls {scope}; nothing to sweep."
+    if not swept and not plan.skipped:
+        return f"dcp sweep: no tool calls {plan.scope}; nothing to sweep."
     tokens = sum(d.tokens_saved for d in swept)
-    lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {scope} (~{tokens:,} tokens per request)"]
-    lines += [f"  - {d.tool} {d.call_id}: ~{d.tokens_saved:,} tokens" for d in swept]
-    if skipped:
-        lines.append(f"Skipped {plural(len(skipped), 'call')}:")
-        lines += [f"  - {r.tool} {r.call_id}: {why}" for r, why in skipped]
+    lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {plan.scope} (~{tokens:,} tokens per request)"]
+    lines += [f"  - {plan.label(d.record)}: ~{d.tokens_saved:,} tokens" for d in swept]
+    if plan.skipped:
+        lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
+        lines += [f"  - {plan.label(r)}: {why}" for r, why in plan.skipped]
     return "\n".join(lines)

@@ -10,11 +10,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dcp_plugin.config.discovery import global_dir
 from dcp_plugin.config.layering import effective_origins, merge_layers
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import parse_text, read_text
 from dcp_plugin.config.problems import Problem
 from dcp_plugin.config.schema import dotted
+from dcp_plugin.config.schemaref import dangling_schema
 from dcp_plugin.config.validate import validate_layer
 
 
@@ -45,8 +47,9 @@ def load_layer(path: Path, st: os.stat_result | None = None) -> LayerResult:
     parsed = parse_text(text, str(path))
     if parsed.data is None:
         return LayerResult(path, None, parsed.problems)
+    schema_problem = dangling_schema(parsed.data, path, global_dir())
     data, problems = validate_layer(parsed.data, str(path))
-    return LayerResult(path, data, parsed.problems + problems)
+    return LayerResult(path, data, parsed.problems + problems + ([schema_problem] if schema_problem else []))
 
 
 def load_config_file(path: Path) -> tuple[DcpConfig | None, list[str]]:

@@ -13,6 +13,7 @@ from typing import Any
 import json5
 
 from dcp_plugin.config.problems import SKIPPED, Problem
+from dcp_plugin.config.syntaxhint import explain_syntax_error
 
 MAX_FILE_BYTES = 1024 * 1024
 # json5 is pure Python: about 0.3 ms per value (a 16 KB list of numbers took 4.7 s) and 12 µs
@@ -259,6 +260,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError) -> 
         return _too_deep(name)
     except Exception as exc:  # json5 raises ValueError, but a parser bug must not escape either
         line, column, message = _json5_position(str(exc))
+        message = explain_syntax_error(message, blank_comments(text), line, column)
         return Problem("error", name, f"syntax error: {message}; {SKIPPED}", line=line, column=column)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from dcp_plugin.config.discovery import LayerSpec, layer_specs
 from dcp_plugin.config.loader import Effective, LayerResult, combine, load_layer
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.config.schema import schema_uri
+from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.template import render, write_atomically
 
 Notify = Callable[[str | None, str], None]
@@ -29,7 +29,14 @@ class _Layer:
         self.result: LayerResult | None = None
 
     def stat(self) -> tuple[Signature, Path | None, os.stat_result | None]:
-        """One stat of the file in use (a second only to fall back to the legacy dcp.json name)."""
+        """One stat when the layer's directory is absent (most are), else one per candidate name tried."""
+        if len(self.spec.candidates) > 1:
+            try:
+                os.stat(self.spec.primary.parent)
+            except (FileNotFoundError, NotADirectoryError):
+                return None, None, None
+            except OSError:
+                pass  # the candidates' own stats say what is wrong
         for path in self.spec.candidates:
             try:
                 st = os.stat(path)
@@ -124,11 +131,13 @@ class ConfigSource:
         if not self._layers or self._layers[0].spec.label != "global":
             return
         layer = self._layers[0]
+        # Refreshed on every start, so the `$schema` of files dcp wrote survives a reinstall.
+        uri = stable_schema_uri(layer.spec.primary.parent)
         if layer.stat()[0] is not None:
             return
         target = layer.spec.primary
         try:
-            write_atomically(target, render(schema_uri()), exclusive=True)
+            write_atomically(target, render(uri), exclusive=True)
         except OSError as exc:
             self._emit(
                 f"dcp: could not create the default config file {target} ({exc.strerror or exc}); "

@@ -26,8 +26,11 @@ from typing import Any, Protocol
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import tip_text
+from dcp_plugin.config.discovery import project_root
+from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
@@ -84,6 +87,7 @@ class SessionView:
 
     session_id: str
     config: DcpConfig
+    directory: str
     in_force: tuple[Decision, ...]
     waiting: tuple[Decision, ...]
     records: tuple[CallRecord, ...]
@@ -94,11 +98,10 @@ class SessionView:
 
 @dataclass(frozen=True, slots=True)
 class SweepOutcome:
-    """What a sweep pruned, and what it skipped and why."""
+    """What a sweep pruned (as chosen by the plan, which also says what it skipped and why)."""
 
+    plan: SweepPlan
     swept: tuple[Decision, ...]
-    skipped: tuple[tuple[CallRecord, str], ...]
-    scope: str
 
 
 @dataclass(eq=False)
@@ -121,6 +124,8 @@ class Runtime:
         create_global_config: bool = False,
     ) -> None:
         self.directory = str(Path(directory) if directory is not None else Path.cwd())
+        # Relative protected patterns are anchored here: the project root above `directory`.
+        self.project_root: str | None = None
         self.notifier = Notifier(notify)
         self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
         self._create_global_config = create_global_config
@@ -142,6 +147,8 @@ class Runtime:
             if str(directory) != self.directory and not isinstance(self._config, StaticConfig):
                 self._config = None  # the project's config files are elsewhere
             self.directory = str(Path(directory))
+        worktree = context.get("worktree")
+        self.project_root = str(project_root(self.directory, worktree if isinstance(worktree, str) else None))
         notify = context.get("notify")
         self.notifier.host = notify if callable(notify) else None
         summarize = context.get("summarize")
@@ -151,6 +158,8 @@ class Runtime:
             self._persistence.use(None)
         if self._create_global_config:
             self._config_source().ensure_global_file()
+            for line in misplaced_warnings(self.directory):
+                self.notifier.warn(line)
 
     def config(self) -> DcpConfig:
         """The effective config, re-read cheaply when a file changed."""
@@ -293,7 +302,7 @@ class Runtime:
                     snapshot = ContextSnapshot.from_dict(stored.snapshot)
                 except ValueError:
                     snapshot = None
-            state = SessionState(session_id, config, self.directory, manual=stored.manual)
+            state = SessionState(session_id, config, self.directory, manual=stored.manual, root=self.project_root)
             session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
         else:
             session.state.reconfigure(config)
@@ -333,6 +342,7 @@ class Runtime:
             return SessionView(
                 session_id,
                 state.config,
+                state.directory,
                 tuple(state.in_force()),
                 tuple(state.waiting()),
                 tuple(state.ledger.records),
@@ -381,22 +391,20 @@ class Runtime:
 
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
-        from dcp_plugin.commands.sweep import select
-
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
                 return None
             state = session.state
             selection = select(
-                state.ledger.records, messages, count, state.config.sweep_protected(), state.protector
+                state.ledger.records, messages, count, state.config.sweep_protected(), state.protector, state.directory
             )
-            swept = state.sweep(messages, selection.eligible)
+            swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             applied = state.take_new_applied()
             if applied:
                 self._debug(state, self._persistence.record(session_id, applied))
-        self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept})
-        return SweepOutcome(tuple(swept), tuple(selection.skipped), selection.scope)
+        self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
+        return SweepOutcome(selection, tuple(swept))
 
     # -- commands ----------------------------------------------------------------------------
     def command(self, input: Mapping[str, Any], output: dict[str, Any]) -> None:

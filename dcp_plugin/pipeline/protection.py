@@ -111,12 +111,18 @@ def absolute_path(path: str, directory: str) -> str:
     return path if is_absolute(path) else clean_path(posixpath.join(clean_path(directory), path))
 
 
-def path_forms(path: str, directory: str, ignore_case: bool = CASE_INSENSITIVE) -> tuple[str, ...]:
-    """The forms a pattern is matched against: as given (normalized) and relative to the project."""
+def path_forms(
+    path: str, directory: str, root: str | None = None, ignore_case: bool = CASE_INSENSITIVE
+) -> tuple[str, ...]:
+    """The forms a pattern is matched against: as given (normalized) and relative to the project root.
+
+    Relative paths are resolved against ``directory`` (where the host runs); the project
+    root (``root``, default ``directory``) is what relative patterns are anchored to.
+    """
     given = clean_path(path)
     forms = [given]
     absolute = absolute_path(path, directory)
-    root = clean_path(directory).rstrip("/")
+    root = clean_path(directory if root is None else root).rstrip("/")
     inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
     if not root:
         forms.append(absolute.lstrip("/"))
@@ -151,9 +157,13 @@ def _matcher(patterns: tuple[str, ...], ignore_case: bool) -> _Matcher | None:
 class PathProtector:
     """Decides whether any path of a call matches the configured protected patterns."""
 
-    def __init__(self, patterns: Iterable[str], directory: str, ignore_case: bool = CASE_INSENSITIVE) -> None:
+    def __init__(
+        self, patterns: Iterable[str], directory: str, root: str | None = None, ignore_case: bool = CASE_INSENSITIVE
+    ) -> None:
         usable = tuple(p for p in patterns if isinstance(p, str) and p.strip())
         self.directory = clean_path(directory)
+        # Patterns are relative to the project root, which is above `directory` in a sub-directory.
+        self.root = clean_path(root) if root is not None else self.directory
         self.ignore_case = ignore_case
         self._matcher = _matcher(usable, ignore_case) if usable else None
 
@@ -165,5 +175,5 @@ class PathProtector:
         return any(
             too_long(form) or matcher.matches(form)
             for p in paths
-            for form in path_forms(p, self.directory, self.ignore_case)
+            for form in path_forms(p, self.directory, self.root, self.ignore_case)
         )

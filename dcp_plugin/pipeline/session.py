@@ -53,12 +53,18 @@ class SessionState:
     """
 
     def __init__(
-        self, session_id: str, config: DcpConfig, directory: str, manual: Mapping[str, str] | None = None
+        self,
+        session_id: str,
+        config: DcpConfig,
+        directory: str,
+        manual: Mapping[str, str] | None = None,
+        root: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.directory = directory
+        self.root = root  # the project root relative protected patterns are anchored to (default: directory)
         self.config = config
-        self.protector = PathProtector(config.protected_file_patterns, directory)
+        self.protector = PathProtector(config.protected_file_patterns, directory, root)
         # Calls pruned by the user (call id -> reason): survive every restart and are re-applied.
         self.manual: dict[str, str] = dict(manual or {})
         self.restarts = 0
@@ -108,7 +114,7 @@ class SessionState:
         if config is self.config or config == self.config:
             return
         self.config = config
-        self.protector = PathProtector(config.protected_file_patterns, self.directory)
+        self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
         self.restart()
 
     @property
@@ -280,9 +286,18 @@ class SessionState:
         self.in_force_count += 1
 
     # -- user decisions ----------------------------------------------------------------------
-    def sweep(self, messages: Sequence[Any], records: Sequence[CallRecord], reason: str = SWEEP) -> list[Decision]:
-        """Prune calls by explicit user request, at once; returns the decisions that took effect."""
-        done: list[Decision] = []
+    def sweep(
+        self,
+        messages: Sequence[Any],
+        records: Sequence[CallRecord],
+        reason: str = SWEEP,
+        waiting: Sequence[Decision] = (),
+    ) -> list[Decision]:
+        """Prune calls by explicit user request, at once, and write the ``waiting`` decisions now too.
+
+        Returns the decisions that took effect.
+        """
+        done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
         for record in records:
             self.manual[record.call_id] = reason
             state = self.ledger.state_of(messages, record)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,13 @@ class SessionFileError(Exception):
     """A session file that cannot be used, with what is wrong and where."""
 
 
+STDIN = "-"
+
+
 def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(session info, messages) from a file; raises SessionFileError saying what is wrong."""
+    """(session info, messages) from a file, or standard input for `-`; raises SessionFileError saying what is wrong."""
+    if str(path) == STDIN:
+        return _load_stdin()
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -23,13 +29,32 @@ def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise SessionFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SessionFileError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_session_text(text, str(path))
+
+
+def _load_stdin() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    where = "standard input"
+    if sys.stdin is None or sys.stdin.isatty():
+        raise SessionFileError(f"{where}: nothing piped in (e.g. `opencode export SESSION_ID | dcp replay -`)")
+    raw = sys.stdin.buffer.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SessionFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise SessionFileError(f"{where}: empty; expected a session JSON document")
+    return parse_session_text(text, where)
+
+
+def parse_session_text(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(info, messages) from JSON text; raises SessionFileError with line:column on bad JSON."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SessionFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        raise SessionFileError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
-        raise SessionFileError(f"{path}: JSON nested too deeply") from None
-    return parse_session(data, str(path))
+        raise SessionFileError(f"{where}: JSON nested too deeply") from None
+    return parse_session(data, where)
 
 
 def parse_session(data: Any, where: str = "session") -> tuple[dict[str, Any], list[dict[str, Any]]]:

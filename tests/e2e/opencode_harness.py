@@ -11,6 +11,9 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO_ROOT / ".ci" / "install-opencode"
+# The install script caches the binary under the user's cache dir (shared by every clone). Tests
+# point HOME and XDG_CACHE_HOME at temp dirs, so run it with the environment pytest started with.
+_CALLER_ENV = dict(os.environ)
 PINNED_VERSION = "1.18.33"
 PROVIDER_ID = "fake"
 MODEL_ID = "fake-model"
@@ -39,7 +42,11 @@ class OpencodeUnavailable(RuntimeError):
 
 
 def find_opencode() -> Path:
-    """The pinned binary: $OPENCODE_BIN if set, else whatever `.ci/install-opencode` installs."""
+    """The pinned binary: $OPENCODE_BIN if set, else whatever `.ci/install-opencode` installs.
+
+    The script keeps the download in ``${XDG_CACHE_HOME:-~/.cache}/dcp-plugin/opencode-<version>``
+    (``DCP_CACHE_DIR`` or ``OPENCODE_INSTALL_DIR`` move it), outside the clone.
+    """
     explicit = os.environ.get("OPENCODE_BIN")
     if explicit:
         path = Path(explicit)
@@ -48,7 +55,7 @@ def find_opencode() -> Path:
         return path
     try:
         proc = subprocess.run(
-            ["bash", str(INSTALL_SCRIPT)], capture_output=True, text=True, timeout=300, check=False
+            ["bash", str(INSTALL_SCRIPT)], capture_output=True, text=True, timeout=300, check=False, env=_CALLER_ENV
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise OpencodeUnavailable(f"running {INSTALL_SCRIPT.name} failed: {exc}") from exc

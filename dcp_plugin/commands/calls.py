@@ -1,0 +1,54 @@
+"""How a tool call is named to the user: the tool and its key argument, never the call id they never see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcp_plugin.pipeline.protection import clean_path, extract_paths
+
+WIDTH = 60
+# Without a path or a pattern, the argument that says what the call did, in order of preference.
+_KEY_ARGUMENTS = ("command", "query", "url", "description", "name", "prompt")
+
+
+def call_label(tool: str, tool_input: Any, directory: str | None = None, width: int = WIDTH) -> str:
+    """`read src/a.py`, `bash make test`, `grep TODO in src`: the tool and what it worked on, on one line."""
+    argument = key_argument(tool_input, directory)
+    return f"{tool} {shorten(argument, width)}" if argument else tool
+
+
+def key_argument(tool_input: Any, directory: str | None = None) -> str:
+    """The argument that identifies a call: its file path (relative to ``directory``), command, pattern, url..."""
+    if not isinstance(tool_input, dict):
+        return ""
+    paths = [relative(p, directory) for p in extract_paths("", tool_input)]
+    pattern = tool_input.get("pattern")
+    if isinstance(pattern, str) and pattern.strip():
+        # grep and glob: `path` is where they searched, the pattern is what.
+        return " ".join(pattern.split()) + (f" in {paths[0]}" if paths else "")
+    if paths:
+        return ", ".join(paths)
+    for key in _KEY_ARGUMENTS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    return ""
+
+
+def relative(path: str, directory: str | None) -> str:
+    """``path`` relative to ``directory`` when inside it, else as given (normalized)."""
+    cleaned = clean_path(path)
+    if directory:
+        root = clean_path(directory).rstrip("/")
+        if cleaned.startswith(root + "/"):
+            return cleaned[len(root) + 1 :]
+    return cleaned
+
+
+def shorten(text: str, width: int) -> str:
+    """One line of at most ``width`` characters, cut in the middle so both ends stay readable."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3 :]

@@ -1,0 +1,89 @@
+"""`dcp opencode context` against the real OpenCode binary: the latest session by default, or one by id."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from opencode_harness import REPO_ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+def dcp_opencode_context(sc, *args: str) -> subprocess.CompletedProcess[str]:
+    """`dcp opencode context ARGS` run in the project, with the project's isolated HOME and XDG dirs."""
+    return subprocess.run(
+        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "context", "--opencode", str(sc.opencode.binary), *args],
+        cwd=sc.opencode.project,
+        env={**sc.opencode.env(), "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_sessions(module_scenario_factory) -> dict[str, Any]:
+    """Two sessions of the standard script in one project (no dcp plugin installed: export alone is read)."""
+    sc = module_scenario_factory("opencode-context")
+    # What the breakdown counts, not when the cache scheduler would write it: every prune at once.
+    config = sc.opencode.project / ".opencode" / "dcp.jsonc"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('{"cache": {"scheduler": false}}')
+    first = sc.opencode.run(["read", "hello.txt", "twice"])
+    second = sc.opencode.run(["once", "more"])
+    latest = dcp_opencode_context(sc, "--json")
+    by_id = dcp_opencode_context(sc, first.session_id, "--json")
+    table = dcp_opencode_context(sc)
+    return {"sc": sc, "first": first, "second": second, "latest": latest, "by_id": by_id, "table": table}
+
+
+def breakdown(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_both_scripted_sessions_ran(two_sessions):
+    assert two_sessions["first"].returncode == 0, two_sessions["first"].stderr
+    assert two_sessions["second"].returncode == 0, two_sessions["second"].stderr
+    assert two_sessions["first"].session_id != two_sessions["second"].session_id
+
+
+def test_without_an_id_the_latest_session_is_shown(two_sessions):
+    assert breakdown(two_sessions["latest"])["session"] == two_sessions["second"].session_id
+
+
+def test_a_given_id_is_shown(two_sessions):
+    assert breakdown(two_sessions["by_id"])["session"] == two_sessions["first"].session_id
+
+
+def test_the_breakdown_counts_the_scripts_calls_and_the_duplicate_read(two_sessions):
+    data = breakdown(two_sessions["by_id"])
+    assert data["tool_calls"] == 5
+    assert data["saved_by_strategy"]["deduplication"]["calls"] == 1
+    assert data["saved_by_strategy"]["deduplication"]["tokens"] > 0
+
+
+def test_the_provider_reported_usage_is_used(two_sessions):
+    data = breakdown(two_sessions["by_id"])
+    assert data["provider_reported_prompt"] is not None
+    assert data["categories"]["system"]["tokens"] is not None
+
+
+def test_the_table_names_the_session_and_shows_the_budget(two_sessions):
+    done = two_sessions["table"]
+    assert done.returncode == 0, done.stderr
+    assert f"session {two_sessions['second'].session_id}" in done.stdout
+    assert "Context budget" in done.stdout
+
+
+def test_an_unknown_id_fails_with_opencodes_reason(two_sessions):
+    done = dcp_opencode_context(two_sessions["sc"], "ses_doesnotexist")
+    assert done.returncode == 1
+    assert "Session not found: ses_doesnotexist" in done.stderr

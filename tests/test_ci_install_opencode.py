@@ -1,0 +1,119 @@
+"""`.ci/install-opencode`: the pinned OpenCode goes into a per-user cache outside the clone, reused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / ".ci" / "install-opencode"
+VERSION = "9.9.9"
+
+# Stands in for npm: `npm install --prefix DIR ... opencode-ai@V` lays out the two packages the
+# real one installs (the node launcher and a platform package with the binary) and logs the call.
+FAKE_NPM = """#!/usr/bin/env bash
+set -eu
+echo "$*" >>"$NPM_LOG"
+prefix=""
+while [ $# -gt 0 ]; do
+    case "$1" in --prefix) prefix="$2"; shift 2 ;; *) shift ;; esac
+done
+pkg="$prefix/node_modules/opencode-fake-platform"
+mkdir -p "$pkg/bin" "$prefix/node_modules/opencode-ai"
+printf '{"name": "opencode-fake-platform", "version": "%s"}\\n' "$OPENCODE_VERSION" >"$pkg/package.json"
+printf '#!/bin/sh\\necho %s\\n' "$OPENCODE_VERSION" >"$pkg/bin/opencode"
+chmod +x "$pkg/bin/opencode"
+"""
+
+
+@pytest.fixture
+def fake_env(tmp_path: Path) -> dict[str, str]:
+    """An environment whose `npm` is the fake above, with HOME and the cache in tmp_path."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    npm = bindir / "npm"
+    npm.write_text(FAKE_NPM)
+    npm.chmod(0o755)
+    for tool in ("bash", "sh", "uname", "tr", "cat", "dirname", "grep", "mkdir", "mktemp", "mv", "rm", "chmod", "printf"):
+        found = shutil.which(tool)
+        if found and not (bindir / tool).exists():
+            (bindir / tool).symlink_to(found)
+    home = tmp_path / "user"
+    home.mkdir()
+    return {
+        "PATH": str(bindir),
+        "HOME": str(home),
+        "OPENCODE_VERSION": VERSION,
+        "NPM_LOG": str(tmp_path / "npm.log"),
+    }
+
+
+def run_script(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SCRIPT)], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+def npm_calls(env: dict[str, str]) -> int:
+    log = Path(env["NPM_LOG"])
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_installs_into_the_user_cache_outside_the_clone(fake_env: dict[str, str], tmp_path: Path) -> None:
+    done = run_script(fake_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    binary = Path(done.stdout.strip())
+    expected_root = Path(fake_env["HOME"]) / ".cache" / "dcp-plugin" / f"opencode-{VERSION}"
+    assert binary.is_relative_to(expected_root)
+    assert not (REPO / ".cache" / f"opencode-{VERSION}").exists()
+    assert subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.strip() == VERSION
+
+
+def test_xdg_cache_home_moves_the_cache(fake_env: dict[str, str], tmp_path: Path) -> None:
+    cache = tmp_path / "xdg-cache"
+    done = run_script({**fake_env, "XDG_CACHE_HOME": str(cache)}, tmp_path)
+    assert Path(done.stdout.strip()).is_relative_to(cache / "dcp-plugin" / f"opencode-{VERSION}")
+
+
+def test_a_relative_xdg_cache_home_is_ignored(fake_env: dict[str, str], tmp_path: Path) -> None:
+    done = run_script({**fake_env, "XDG_CACHE_HOME": "relative/cache"}, tmp_path)
+    assert Path(done.stdout.strip()).is_relative_to(Path(fake_env["HOME"]) / ".cache" / "dcp-plugin")
+
+
+def test_dcp_cache_dir_overrides_the_cache_root(fake_env: dict[str, str], tmp_path: Path) -> None:
+    done = run_script({**fake_env, "DCP_CACHE_DIR": str(tmp_path / "mine")}, tmp_path)
+    assert Path(done.stdout.strip()).is_relative_to(tmp_path / "mine" / f"opencode-{VERSION}")
+
+
+def test_a_second_clone_reuses_the_download(fake_env: dict[str, str], tmp_path: Path) -> None:
+    first = run_script(fake_env, tmp_path)
+    other_clone = tmp_path / "other-clone"
+    other_clone.mkdir()
+    second = run_script(fake_env, other_clone)
+    assert second.stdout == first.stdout
+    assert npm_calls(fake_env) == 1
+
+
+def test_another_version_gets_its_own_directory(fake_env: dict[str, str], tmp_path: Path) -> None:
+    first = run_script(fake_env, tmp_path)
+    second = run_script({**fake_env, "OPENCODE_VERSION": "9.9.10"}, tmp_path)
+    assert Path(first.stdout.strip()).exists() and Path(second.stdout.strip()).exists()
+    assert "opencode-9.9.10" in second.stdout and f"opencode-{VERSION}/" in first.stdout
+
+
+def test_no_npm_skips_with_a_reason_and_empty_stdout(fake_env: dict[str, str], tmp_path: Path) -> None:
+    os.unlink(Path(fake_env["PATH"]) / "npm")
+    done = run_script(fake_env, tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert "npm not found" in done.stderr
+
+
+def test_a_failed_download_leaves_no_partial_install(fake_env: dict[str, str], tmp_path: Path) -> None:
+    (Path(fake_env["PATH"]) / "npm").write_text("#!/usr/bin/env bash\nmkdir -p \"$3/node_modules/junk\"\nexit 1\n")
+    done = run_script(fake_env, tmp_path)
+    assert done.returncode == 0 and done.stdout == ""
+    cache = Path(fake_env["HOME"]) / ".cache" / "dcp-plugin"
+    assert [p.name for p in cache.iterdir()] == []

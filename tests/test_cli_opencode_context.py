@@ -1,0 +1,208 @@
+"""`dcp opencode context`: an OpenCode session's /dcp context, read through a fake `opencode` on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dcp_plugin.cli.main import main
+from dcp_plugin.commands.context import build_breakdown
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.replay.simulate import generate_session
+
+# Answers `session list --format json` from $FAKE_OPENCODE/sessions.json and `export ID` from
+# $FAKE_OPENCODE/<ID>.json (with the status line the real one prints first), logging each call.
+FAKE_OPENCODE = f"""#!{sys.executable}
+import json, os, sys
+base = os.environ["FAKE_OPENCODE"]
+with open(os.path.join(base, "calls.jsonl"), "a") as log:
+    log.write(json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd()}}) + "\\n")
+args = [a for a in sys.argv[1:] if a != "--pure"]
+if args[:2] == ["session", "list"]:
+    path = os.path.join(base, "sessions.json")
+    if os.path.exists(path):
+        print(open(path).read())
+    sys.exit(0)
+if args[:1] == ["export"]:
+    path = os.path.join(base, args[1] + ".json")
+    if not os.path.exists(path):
+        print("Exporting session: " + args[1], file=sys.stderr)
+        print("\\x1b[91m\\x1b[1mError: \\x1b[0mSession not found: " + args[1], file=sys.stderr)
+        sys.exit(1)
+    print("Exporting session: " + args[1], file=sys.stderr)
+    print(open(path).read())
+    sys.exit(0)
+sys.exit(3)
+"""
+
+
+class Fake:
+    """The fake binary's data directory and what it was asked."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+
+    def add_session(self, session_id: str, directory: Path, updated: int, size: int = 80) -> dict[str, Any]:
+        session = generate_session(size, seed=updated)
+        session["info"] = {**session["info"], "id": session_id, "directory": str(directory), "title": f"title {session_id}"}
+        for message in session["messages"]:
+            message["info"]["sessionID"] = session_id
+            for part in message["parts"]:
+                part["sessionID"] = session_id
+        (self.base / f"{session_id}.json").write_text(json.dumps(session))
+        listing_path = self.base / "sessions.json"
+        listing = json.loads(listing_path.read_text()) if listing_path.exists() else []
+        listing.append({"id": session_id, "title": f"title {session_id}", "updated": updated, "created": updated,
+                        "projectId": "global", "directory": str(directory)})
+        listing_path.write_text(json.dumps(listing, indent=2))
+        return session
+
+    def calls(self) -> list[dict[str, Any]]:
+        path = self.base / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    binary = bindir / "opencode"
+    binary.write_text(FAKE_OPENCODE)
+    binary.chmod(0o755)
+    data = tmp_path / "fake-data"
+    data.mkdir()
+    monkeypatch.setenv("FAKE_OPENCODE", str(data))
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("OPENCODE_BIN", raising=False)
+    return Fake(data)
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert main(["opencode", "context", *argv, "--json"]) == 0, capsys.readouterr().err
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+SAME = ("tool_calls", "pruned_calls", "tokens_saved", "saved_by_strategy", "largest_savings", "provider_reported_prompt")
+
+
+def from_scratch(session: dict[str, Any]) -> dict[str, Any]:
+    """What /dcp context shows for the session's final request: one plan over its messages, then the breakdown."""
+    last = max(i for i, m in enumerate(session["messages"]) if i > 0 and m["info"]["role"] == "assistant")
+    messages = session["messages"][:last]
+    directory = session["info"]["directory"]
+    runtime = Runtime(directory, StaticConfig(DcpConfig()))
+    sid = session["info"]["id"]
+    assert runtime.prepare(sid, messages) is not None
+    view = runtime.view(sid)
+    assert view is not None
+    return build_breakdown(sid, messages, view.in_force, directory=directory).to_dict()
+
+
+def comparable(data: dict[str, Any]) -> dict[str, Any]:
+    """The numbers that do not depend on the budget snapshot."""
+    return {
+        **{key: data[key] for key in SAME},
+        **{name: data["categories"][name]["tokens"] for name in ("user", "assistant", "tools")},
+    }
+
+
+def test_without_an_id_it_shows_the_latest_session_of_this_project(
+    fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.add_session("ses_old", git_project, updated=100)
+    fake.add_session("ses_new", git_project / "src", updated=300)
+    fake.add_session("ses_elsewhere", tmp_path / "other", updated=900)
+    assert run_json(capsys)["session"] == "ses_new"
+
+
+def test_a_given_id_is_exported(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    fake.add_session("ses_b", git_project, updated=200)
+    assert run_json(capsys, "ses_a")["session"] == "ses_a"
+    assert [call["argv"] for call in fake.calls()] == [["export", "ses_a", "--pure"]]
+
+
+def test_opencode_is_asked_without_plugins(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    run_json(capsys)
+    assert [call["argv"] for call in fake.calls()] == [
+        ["session", "list", "--format", "json", "--pure"],
+        ["export", "ses_a", "--pure"],
+    ]
+    assert {call["cwd"] for call in fake.calls()} == {str(git_project)}
+
+
+def test_the_breakdown_is_what_dcp_context_shows_for_the_final_request(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = fake.add_session("ses_a", git_project, updated=100, size=200)
+    data = run_json(capsys, "ses_a")
+    assert comparable(data) == comparable(from_scratch(session))
+    content = sum(data["categories"][name]["tokens"] for name in ("user", "assistant", "tools"))
+    # One total: the budget's (anchored on the provider's count), never below what the messages hold.
+    assert data["total_now"] == max(data["snapshot"]["estimated_input_tokens"], content)
+
+
+def test_the_table_names_the_session_and_its_title(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    assert main(["opencode", "context"]) == 0
+    out = capsys.readouterr().out
+    assert "session ses_a (title ses_a)" in out and "Context budget" in out
+
+
+def test_no_session_in_this_project_says_how_to_get_one(fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.add_session("ses_elsewhere", tmp_path / "other", updated=900)
+    assert main(["opencode", "context"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dcp opencode context: no OpenCode session found for {git_project}")
+    assert "`opencode session list`" in err
+
+
+def test_no_session_at_all_is_the_same_clear_error(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opencode", "context"]) == 1
+    assert "no OpenCode session found" in capsys.readouterr().err
+
+
+def test_an_unknown_id_reports_opencodes_error(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opencode", "context", "ses_nope"]) == 1
+    assert capsys.readouterr().err == (
+        "dcp opencode context: `opencode export ses_nope` failed (exit 1): Error: Session not found: ses_nope\n"
+    )
+
+
+def test_without_opencode_on_path_it_says_what_to_do(git_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(git_project))
+    monkeypatch.delenv("OPENCODE_BIN", raising=False)
+    assert main(["opencode", "context"]) == 1
+    err = capsys.readouterr().err
+    assert "`opencode` is not on PATH; pass --opencode PATH" in err and "dcp context session.json" in err
+
+
+def test_an_explicit_binary_that_is_not_executable_is_named(git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opencode", "context", "--opencode", str(git_project / "nope")]) == 1
+    assert f"{git_project / 'nope'} is not an executable file" in capsys.readouterr().err
+
+
+def test_reading_a_session_never_creates_the_global_config_file(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dcp_plugin.config.discovery import global_dir
+
+    fake.add_session("ses_a", git_project, updated=100)
+    run_json(capsys)
+    assert not global_dir().exists()
+
+
+def test_a_session_without_a_model_request_says_so(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = fake.add_session("ses_a", git_project, updated=100)
+    session["messages"] = session["messages"][:1]
+    (fake.base / "ses_a.json").write_text(json.dumps(session))
+    assert main(["opencode", "context", "ses_a"]) == 1
+    assert capsys.readouterr().err == (
+        "dcp opencode context: session ses_a: the session has no model request (no assistant message after the first)\n"
+    )
