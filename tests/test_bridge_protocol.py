@@ -43,11 +43,13 @@ def test_startup_is_acknowledged():
     assert h.send({"id": 1, "op": "startup", "context": {"directory": PROJECT}}) == {"id": 1, "ok": True}
 
 
-def test_a_duplicate_read_gets_an_output_patch_addressed_by_ids():
+def test_a_duplicate_read_gets_an_output_patch_addressed_by_position_and_ids():
     messages = dup_session()
     reply = Harness().transform("ses_a", messages)
     [patch] = reply["patches"]
     assert patch == {
+        "messageIndex": 1,
+        "partIndex": 0,
         "messageID": messages[1]["info"]["id"],
         "partID": part_id(messages[1]),
         "callID": messages[1]["parts"][0]["callID"],

@@ -1,4 +1,8 @@
-"""The bridge's wire format: request parsing and validation, reply and event lines."""
+"""The bridge's wire format: request parsing and validation, reply and event lines.
+
+The format itself is specified in ``PROTOCOL.md`` beside this module (the one specification
+both this side and the JS shim ``dcp_bridge.mjs`` follow); this module implements the Python end.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from typing import Any
 
 OPS = frozenset({"startup", "transform", "command", "close", "ping"})
 RESYNC = "resync"
-WIRE_PATCH_KEYS = ("messageID", "partID", "callID", "field", "value")
+# A patch on the wire (PROTOCOL.md, "Patches"): the JS side addresses the part by its position
+# and checks it against the ids, so a duplicate id elsewhere never attracts a placeholder.
+WIRE_PATCH_KEYS = ("messageIndex", "partIndex", "messageID", "partID", "callID", "field", "value")
 
 
 class ProtocolError(Exception):
