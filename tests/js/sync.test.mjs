@@ -220,3 +220,12 @@ test("malformed entries in the list never break the request", async (t) => {
   const messages = await transform(hooks, conversation(3, { prune: [1] }));
   assert.equal(messages[1].parts[1].state.output, "[pruned by stub]");
 });
+
+test("a cuts patch counted in code points on a string with an emoji is skipped", async (t) => {
+  const cuts = { ...target, cuts: [[1, 2, "!"]], expect: { length: 3 } }; // Python's len("\u{1F600}xy") is 3
+  const { hooks } = await makePlugin(t, { env: { STUB_EXTRA_PATCHES: JSON.stringify([cuts]) } });
+  const messages = conversation(2);
+  messages[1].parts[1].state.output = "\u{1F600}xy";
+  await transform(hooks, messages);
+  assert.equal(messages[1].parts[1].state.output, "\u{1F600}xy");
+});
