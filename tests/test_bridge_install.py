@@ -208,3 +208,16 @@ def test_the_installed_file_loads_as_a_plugin_module_exporting_only_its_plugin(p
     module.write_text(plugin_file(project).read_text())
     done = subprocess.run(["node", "-e", script, str(module)], capture_output=True, text=True, timeout=60, check=False)
     assert json.loads(done.stdout) == [["default", "function"]], done.stderr
+
+
+def test_every_file_of_the_bridge_package_is_shipped_as_package_data():
+    """The shim and PROTOCOL.md live beside the Python modules; a wheel carries only what package-data lists."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["dcp_plugin"]
+    package = SHIM_PATH.parents[1]
+    shipped = {path for pattern in patterns for path in package.glob(pattern)}
+    data = {p for p in SHIM_PATH.parent.iterdir() if p.is_file() and p.suffix not in {".py", ".pyc"}}
+    assert data - shipped == set()
+    assert SHIM_PATH.parent / "PROTOCOL.md" in shipped

@@ -43,7 +43,7 @@ def test_startup_is_acknowledged():
     assert h.send({"id": 1, "op": "startup", "context": {"directory": PROJECT}}) == {"id": 1, "ok": True}
 
 
-def test_a_duplicate_read_gets_an_output_patch_addressed_by_ids():
+def test_a_duplicate_read_gets_an_output_patch_addressed_by_position_and_ids():
     messages = dup_session()
     reply = Harness().transform("ses_a", messages)
     [patch] = reply["patches"]

@@ -5,52 +5,8 @@
 // this module must be a plugin function (OpenCode rejects any other export), so nothing else is
 // exported; tests reach the internals through the non-enumerable `hooks[BRIDGE_HANDLE]`.
 //
-// ---------------------------------------------------------------------------------------------
-// Protocol: newline-delimited JSON over the child's stdin/stdout, one object per line.
-// The child is `<python> -m dcp_plugin.bridge`, started once and kept for the whole OpenCode
-// process. Every request has an integer `id` (per child process, increasing); every reply
-// echoes it. The child must write nothing but protocol lines to stdout.
-//
-// Requests (JS -> Python)
-//   {"id":n,"op":"startup","context":{"directory":str,"worktree":str|null,"projectID":str|null}}
-//       First line after every spawn. Reply {"id":n,"ok":true}.
-//   {"id":n,"op":"transform","sessionID":str,"reset":bool,"base":int,"messages":[...],
-//    "fingerprint":{"count":int,"firstID":str|null,"lastID":str|null},
-//    "total":int,"model":{"providerID","modelID","limit"?:{"context","output"}}|null,
-//    "patchToken":str|null}
-//       One per model request. `messages` are OpenCode's `{info, parts}` objects from index
-//       `base` to the end, so the full list is `known[:base] + messages` (`total` long).
-//       `reset: true` (always with base 0) means: forget this session's messages, here is all.
-//       `fingerprint` describes the prefix the child must already hold: `count` == base,
-//       `firstID`/`lastID` the info.id of messages[0] and messages[base-1] (null if base == 0).
-//       If the child's copy does not match, it answers {"id":n,"ok":false,"error":"resync"}
-//       and the JS side resends everything with reset: true.
-//       Reply {"id":n,"ok":true,"patches":[{"messageID","partID","field":"output"|"input",
-//       "value"}], "incremental"?: bool, "patchToken"?: str}: each patch sets
-//       `part.state[field] = value` on the tool part `partID` of message `messageID`. The
-//       patches of a reply replace the set kept for the session, unless `incremental` is true:
-//       then they are added to it. The kept set is re-applied on every request (OpenCode
-//       rebuilds the list from storage each time) and dropped whenever a reset is sent.
-//       `patchToken` names the kept set; the next non-reset request sends it back (null when
-//       none), so the child can answer with only the patches the kept set lacks. A reply that
-//       was lost (timeout) is never committed, so the token always describes what is kept.
-//   {"id":n,"op":"command","sessionID":str,"command":"dcp","arguments":str,
-//    ...optionally the same "reset","base","messages","fingerprint","total" as transform}
-//       A `/dcp ...` slash command. The message fields are present only when this session has
-//       not been synced by a transform yet (the JS side then fetches the stored messages).
-//       Reply {"id":n,"ok":true,"handled":bool,"text":str}. A child that no longer holds the
-//       session (it drops sessions idle for hours) answers "resync" to a command without
-//       messages; the JS side then fetches and sends them in full.
-//   {"id":n,"op":"ping"} and {"id":n,"op":"close","sessionID":str} (drop the session's copy)
-//       are understood by the Python bridge; this shim does not send them.
-// Errors: {"id":n,"ok":false,"error":str} for any request.
-// Events (Python -> JS, no id): {"event":"notify","sessionID":str,"text":str} shows `text` to
-//   the user (a toast in the TUI); {"event":"log","level":str,"message":str} goes to OpenCode's log.
-//
-// Failure policy (fail open): if the child is missing, crashed, answers an error or is slower
-// than the timeout, the request goes out unpruned. A dead child is restarted on a later request,
-// after a backoff that doubles on each failure (reset by any successful reply); a child that
-// times out `maxTimeouts` times in a row is killed and restarted the same way.
+// The wire protocol (requests, replies, patches, events, what is resent when, failure policy)
+// is specified once, in PROTOCOL.md beside this file; the Python side cites the same file.
 //
 // Settings, first found wins: plugin options (second argument), environment, defaults.
 //   options.command / DCP_BRIDGE_COMMAND (JSON array): the whole command line of the child.
@@ -60,7 +16,6 @@
 //   options.backoffMs (500), options.maxBackoffMs (30000), options.maxTimeouts (3).
 //   options.env: extra environment variables for the child.
 //   DCP_BRIDGE_DEBUG=1: also print the shim's log lines to stderr.
-// ---------------------------------------------------------------------------------------------
 
 import { spawn } from "node:child_process";
 
@@ -71,6 +26,17 @@ const COMMAND_NAME = "dcp";
 const BRIDGE_HANDLE = "__dcpBridge";
 const PATCH_FIELDS = new Set(["output", "input"]);
 const STDERR_LINES_KEPT = 20;
+// How many older messages each request re-checks besides the watched ones (PROTOCOL.md).
+const ROLLING_CHECK = 32;
+// At most this many messages with unfinished tool parts are re-checked on every request; older
+// ones (a tool OpenCode never finished) are left to the rolling check.
+const MAX_WATCHED = 64;
+// Waits for a child that had its stdin closed before it is sent SIGTERM (it flushes on exit).
+const EXIT_GRACE_MS = 5000;
+const PROVIDERS_TIMEOUT_MS = 2000;
+// Shared by every copy of this plugin in the process: a project and a global install are two
+// module instances, the same file listed twice is one module called twice.
+const REGISTRY_KEY = Symbol.for("dcp_plugin.bridge.registry");
 // Thrown from command.execute.before: OpenCode 1.18 has no "handled" flag, so throwing is the
 // only way to keep a handled command from being sent to the model (see tests/e2e/FINDINGS.md).
 const HANDLED_MESSAGE = "dcp: /dcp was answered by the dcp plugin (not an error; this stops OpenCode from sending it to the model)";
@@ -108,13 +74,44 @@ function resolveSettings(options, env) {
   };
 }
 
-// Identity of one message for change detection: id, part count, and each tool part's status,
-// so a part that finished or was added after we sent the message counts as a rewrite.
+function idOf(message) {
+  return message?.info?.id;
+}
+
+function statusCode(status) {
+  switch (status) {
+    case "completed":
+      return "c";
+    case "error":
+      return "e";
+    case "running":
+      return "r";
+    case "pending":
+      return "p";
+    default:
+      return "?";
+  }
+}
+
+// Tool statuses that can still change: the message holding one is re-checked every request.
+const UNFINISHED = /[pr?]/;
+
+// What is remembered of a sent message to notice that it changed (PROTOCOL.md): its part count,
+// and per tool part its status and whether OpenCode marked its output compacted.
 function messageKey(message) {
-  const parts = Array.isArray(message?.parts) ? message.parts : [];
-  let key = `${message?.info?.id ?? "?"}:${parts.length}`;
-  for (const part of parts) {
-    if (part && part.type === "tool") key += part.state?.status?.[0] ?? "-";
+  const parts = message?.parts;
+  if (!Array.isArray(parts)) return "-";
+  let key = String(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (part === null || typeof part !== "object" || part.type !== "tool") continue;
+    const state = part.state;
+    if (state === null || typeof state !== "object") {
+      key += "?";
+      continue;
+    }
+    key += statusCode(state.status);
+    if (state.time?.compacted) key += "k";
   }
   return key;
 }
@@ -127,12 +124,13 @@ function sessionOf(messages) {
   return undefined;
 }
 
+// The model of the latest user message (OpenCode records one on each), else null. Stops at that
+// message: a list without models costs the last turn, not the whole history.
 function modelOf(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
     const info = messages[i]?.info;
-    if (info?.role === "user" && info.model?.providerID) {
-      return { providerID: info.model.providerID, modelID: info.model.modelID };
-    }
+    if (info?.role !== "user") continue;
+    return info.model?.providerID ? { providerID: info.model.providerID, modelID: info.model.modelID ?? null } : null;
   }
   return null;
 }
@@ -140,37 +138,77 @@ function modelOf(messages) {
 function prefixFingerprint(messages, base) {
   return {
     count: base,
-    firstID: base > 0 ? messages[0]?.info?.id ?? null : null,
-    lastID: base > 0 ? messages[base - 1]?.info?.id ?? null : null,
+    firstID: base > 0 ? idOf(messages[0]) ?? null : null,
+    lastID: base > 0 ? idOf(messages[base - 1]) ?? null : null,
   };
 }
 
-// Sets part.state[field] = value for every patch whose message and tool part exist; returns
-// how many were applied. Matches by id, so stale patches are skipped, never misapplied.
+// The key a patch is kept under: a later patch for the same target replaces the kept one.
+// null for a patch this shim cannot apply (no valid position, unknown field, nothing to set).
+function patchKey(patch) {
+  if (patch === null || typeof patch !== "object" || !PATCH_FIELDS.has(patch.field)) return null;
+  const { messageIndex, partIndex } = patch;
+  if (!Number.isInteger(messageIndex) || messageIndex < 0 || !Number.isInteger(partIndex) || partIndex < 0) return null;
+  if (!Array.isArray(patch.cuts) && !("value" in patch)) return null;
+  return `${messageIndex}/${partIndex}/${patch.field}`;
+}
+
+// The state of the tool part a patch targets, or null when the part at its position is not the
+// one it names: duplicate ids elsewhere can then never attract it.
+function targetState(messages, patch) {
+  const message = messages[patch.messageIndex];
+  if (message === null || typeof message !== "object") return null;
+  if ((message.info?.id ?? null) !== (patch.messageID ?? null)) return null;
+  const parts = message.parts;
+  if (!Array.isArray(parts)) return null;
+  const part = parts[patch.partIndex];
+  if (part === null || typeof part !== "object" || part.type !== "tool") return null;
+  if ((typeof part.id === "string" ? part.id : null) !== (patch.partID ?? null)) return null;
+  if (typeof part.callID === "string" && part.callID !== "" && part.callID !== patch.callID) return null;
+  const state = part.state;
+  return state !== null && typeof state === "object" && !Array.isArray(state) ? state : null;
+}
+
+// `original` with each [start, end, replacement] cut applied (offsets in UTF-16 code units, cuts
+// sorted and disjoint); undefined when the original is not the string the cuts were made for.
+function applyCuts(original, cuts, expect) {
+  if (typeof original !== "string" || !Number.isInteger(expect?.length) || original.length !== expect.length) return undefined;
+  let out = "";
+  let at = 0;
+  for (const cut of cuts) {
+    if (!Array.isArray(cut) || cut.length !== 3) return undefined;
+    const [start, end, replacement] = cut;
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < at || end < start || end > original.length) return undefined;
+    if (typeof replacement !== "string") return undefined;
+    out += original.slice(at, start) + replacement;
+    at = end;
+  }
+  return out + original.slice(at);
+}
+
+// Applies one patch to its target; false (and nothing changed) when the target does not match.
+function applyPatch(messages, patch) {
+  const state = targetState(messages, patch);
+  if (state === null) return false;
+  if (Array.isArray(patch.cuts)) {
+    const value = applyCuts(state[patch.field], patch.cuts, patch.expect);
+    if (value === undefined) return false;
+    state[patch.field] = value;
+    return true;
+  }
+  const value = patch.value;
+  // A copy, so that whatever OpenCode does with the part later cannot alter the kept value.
+  state[patch.field] = value === null || typeof value !== "object" ? value : Array.isArray(value) ? value.slice() : { ...value };
+  return true;
+}
+
+// Applies every patch (one lookup each, no walk over the history); returns those skipped.
 function applyPatches(messages, patches) {
-  if (!patches || patches.length === 0) return 0;
-  const byMessage = new Map(); // messageID -> patches: one pass over the history, not one per patch
+  const skipped = [];
   for (const patch of patches) {
-    if (!patch || !PATCH_FIELDS.has(patch.field)) continue;
-    const list = byMessage.get(patch.messageID);
-    if (list) list.push(patch);
-    else byMessage.set(patch.messageID, [patch]);
+    if (!applyPatch(messages, patch)) skipped.push(patch);
   }
-  let applied = 0;
-  let remaining = byMessage.size;
-  for (let i = messages.length - 1; i >= 0 && remaining > 0; i--) {
-    const message = messages[i];
-    const list = byMessage.get(message?.info?.id);
-    if (!list || !Array.isArray(message.parts)) continue;
-    remaining--;
-    for (const patch of list) {
-      const part = message.parts.find((p) => p && p.id === patch.partID);
-      if (!part || !part.state || typeof part.state !== "object") continue;
-      part.state[patch.field] = patch.value;
-      applied++;
-    }
-  }
-  return applied;
+  return skipped;
 }
 
 // Signals a child only if it really started: after a failed spawn (e.g. ENOENT) Node can keep a
@@ -195,12 +233,14 @@ class BridgeError extends Error {
 
 // One long-lived child process speaking the protocol, restarted with backoff when it dies.
 class BridgeProcess {
-  constructor(settings, context, log, onEvent) {
+  constructor(settings, context, log, onEvent, onStartFailure) {
     this.settings = settings;
     this.context = context;
     this.log = log;
     this.onEvent = onEvent;
+    this.onStartFailure = onStartFailure; // ({command, reason}) when a child dies before its first reply
     this.child = null;
+    this.ready = false; // the current child has answered a request: it did start
     this.generation = 0; // bumps on each spawn: session state from an older child is void
     this.nextId = 1;
     this.pending = new Map();
@@ -230,35 +270,62 @@ class BridgeProcess {
         stdio: ["pipe", "pipe", "pipe"],
       });
     } catch (err) {
+      this.ready = false;
       this.markDead(`could not start ${cmd}: ${err?.message ?? err}`);
+      this.startFailed(`could not run ${cmd} (${err?.code ?? err?.message ?? err})`, []);
       return false;
     }
     this.child = child;
+    this.ready = false;
     this.generation++;
     this.nextId = 1;
     this.buffer = "";
-    this.stderrTail = [];
+    const stderr = (this.stderrTail = []);
     this.stats.spawns++;
     const generation = this.generation;
+    const current = () => this.generation === generation && this.child === child;
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk) => this.onStdout(chunk));
     child.stderr.setEncoding("utf8");
+    const keep = (line) => {
+      if (!line.trim()) return;
+      stderr.push(line);
+      if (stderr.length > STDERR_LINES_KEPT) stderr.shift();
+    };
+    let partial = ""; // a line split across chunks
     child.stderr.on("data", (chunk) => {
-      for (const line of chunk.split("\n")) {
-        if (!line) continue;
-        this.stderrTail.push(line);
-        if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop();
+      if (partial.length > 4096) {
+        keep(partial);
+        partial = "";
       }
+      lines.forEach(keep);
+    });
+    child.stderr.on("end", () => {
+      keep(partial);
+      partial = "";
     });
     child.stdin.on("error", () => {}); // EPIPE after a crash is reported by "exit" instead
     child.on("error", (err) => {
-      if (this.generation === generation) this.markDead(`bridge process error: ${err?.message ?? err}`);
+      if (!current()) return;
+      const started = this.ready;
+      this.markDead(`bridge process error: ${err?.message ?? err}`);
+      if (!started) this.startFailed(`could not run ${cmd} (${err?.code ?? err?.message ?? err})`, stderr);
     });
+    // "close" comes once stderr is drained, so the reason can quote it; "exit" is the fallback
+    // for a child whose pipes stay open (a grandchild holding them).
+    const ended = (code, signal) => {
+      if (!current()) return;
+      const started = this.ready;
+      const tail = stderr.length ? `; last stderr: ${stderr.join(" | ")}` : "";
+      this.markDead(`bridge exited (code ${code}, signal ${signal})${tail}`);
+      if (!started) this.startFailed(`it exited with ${code !== null ? `code ${code}` : `signal ${signal}`} before answering`, stderr);
+    };
+    child.on("close", ended);
     child.on("exit", (code, signal) => {
-      if (this.generation === generation && this.child === child) {
-        const tail = this.stderrTail.length ? `; last stderr: ${this.stderrTail.join(" | ")}` : "";
-        this.markDead(`bridge exited (code ${code}, signal ${signal})${tail}`);
-      }
+      const timer = setTimeout(() => ended(code, signal), 200);
+      timer.unref?.();
     });
     // An idle child must not keep OpenCode (or a test runner) alive; it sees stdin close on
     // exit. While requests are pending it is referenced again (see holdLoop).
@@ -328,6 +395,7 @@ class BridgeProcess {
     }
     const entry = this.settle(msg.id);
     if (!entry) return; // a reply after its timeout: the request already went out unpruned
+    this.ready = true;
     this.consecutiveTimeouts = 0;
     this.backoffMs = this.settings.backoffMs;
     if (msg.ok === false) entry.reject(new BridgeError("remote", String(msg.error ?? "unknown error")));
@@ -362,7 +430,20 @@ class BridgeProcess {
     });
   }
 
-  stop() {
+  // Reports a child that could not start: the command and why, quoting its last stderr line
+  // (for Python, the exception of the traceback).
+  startFailed(what, stderr) {
+    const last = stderr.length ? stderr[stderr.length - 1].trim() : "";
+    try {
+      this.onStartFailure?.({ command: this.settings.command.join(" "), reason: last ? `${what}: ${last}` : what });
+    } catch {
+      // reporting must never break the host
+    }
+  }
+
+  // Stops for good. With `graceMs`, the child only sees its stdin close (it finishes its work and
+  // exits by itself) and gets SIGTERM if it is still running after that long.
+  stop(graceMs = 0) {
     this.stopped = true;
     const child = this.child;
     this.child = null;
@@ -377,45 +458,170 @@ class BridgeProcess {
       } catch {
         // already closed
       }
-      killChild(child, "SIGTERM");
+      if (graceMs > 0) {
+        const timer = setTimeout(() => killChild(child, "SIGTERM"), graceMs);
+        timer.unref?.();
+      } else {
+        killChild(child, "SIGTERM");
+      }
     }
   }
 }
 
-// Per-session sync state: what the current child holds, so only new messages are sent.
+// The ids and keys of `messages[from..]`, computing only the keys not already in `fresh`.
+function describe(messages, from, fresh) {
+  const count = messages.length - from;
+  const ids = new Array(count);
+  const keys = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const message = messages[from + i];
+    ids[i] = idOf(message);
+    keys[i] = fresh?.get(from + i) ?? messageKey(message);
+  }
+  return { ids, keys };
+}
+
+function fullPlan(messages) {
+  return { reset: true, base: 0, ...describe(messages, 0, null), cursor: 0, token: null };
+}
+
+// What the child of one session holds, as far as this shim sent it (PROTOCOL.md, "changed"
+// versus "rewritten"), and the patches kept for it.
+class SessionRecord {
+  constructor(generation) {
+    this.generation = generation;
+    this.ids = []; // info.id of every message the child holds, by index
+    this.keys = []; // messageKey of each, as sent
+    this.watch = []; // indices re-checked on every request
+    this.lastUser = -1; // index of the latest user message
+    this.cursor = 0; // where the rolling check goes on
+    this.patches = new Map(); // patchKey -> patch, in the order received
+    this.unusable = 0; // malformed patches in the latest reply
+    this.token = null;
+    this.model = null; // the model sent with the latest request
+    this.reported = new Set(); // targets of skipped patches already logged
+  }
+
+  // The delta for `messages`, or null when the history was rewritten (send it all, reset).
+  plan(messages, rolling) {
+    const { ids, keys } = this;
+    const held = ids.length;
+    const count = messages.length;
+    if (count < held) return null;
+    if (held > 0 && (idOf(messages[0]) !== ids[0] || idOf(messages[held - 1]) !== ids[held - 1])) return null;
+    let base = held;
+    const fresh = new Map(); // index -> key computed on this request
+    const check = (i) => {
+      const message = messages[i];
+      if (idOf(message) !== ids[i]) return false;
+      const key = fresh.get(i) ?? messageKey(message);
+      if (key !== keys[i]) fresh.set(i, key);
+      return true;
+    };
+    for (const i of this.watch) {
+      if (!check(i)) return null;
+      if (fresh.has(i) && i < base) base = i;
+    }
+    let cursor = this.cursor < held ? this.cursor : 0;
+    let changed = -1;
+    for (let k = Math.min(rolling, held); k > 0; k--) {
+      const i = cursor;
+      cursor = cursor + 1 < held ? cursor + 1 : 0;
+      if (!check(i)) return null;
+      if (fresh.has(i) && i < base && (changed < 0 || i < changed)) changed = i;
+    }
+    if (changed >= 0) {
+      // An older message changed in place (OpenCode's prune marks old outputs compacted, many
+      // at once): find the earliest change, so that one resend covers them all.
+      for (let i = 0; i < changed; i++) {
+        if (!check(i)) return null;
+        if (fresh.has(i)) {
+          changed = i;
+          break;
+        }
+      }
+      base = changed;
+    }
+    return { reset: false, base, ...describe(messages, base, fresh), cursor, token: this.token };
+  }
+
+  // Takes in what a request sent: the child now holds ids[:base] + plan.ids.
+  advance(plan, messages) {
+    const { base } = plan;
+    this.ids.length = base;
+    this.keys.length = base;
+    for (let i = 0; i < plan.ids.length; i++) {
+      this.ids.push(plan.ids[i]);
+      this.keys.push(plan.keys[i]);
+    }
+    const count = this.ids.length;
+    let unfinished = this.watch.filter((i) => i < base && UNFINISHED.test(this.keys[i]));
+    for (let i = base; i < count; i++) {
+      if (UNFINISHED.test(this.keys[i])) unfinished.push(i);
+    }
+    if (unfinished.length > MAX_WATCHED) unfinished = unfinished.sort((a, b) => a - b).slice(-MAX_WATCHED);
+    let lastUser = this.lastUser < base ? this.lastUser : -1;
+    for (let i = count - 1; i >= base; i--) {
+      if (messages[i]?.info?.role === "user") {
+        lastUser = i;
+        break;
+      }
+    }
+    this.lastUser = lastUser;
+    // The last message may still grow; OpenCode adds its plan-mode reminders to the latest user
+    // message; unfinished tool parts finish.
+    const watch = new Set(unfinished);
+    if (lastUser >= 0) watch.add(lastUser);
+    if (count > 0) watch.add(count - 1);
+    this.watch = [...watch];
+    this.cursor = plan.cursor;
+  }
+
+  // Keeps the patches of a reply: they replace the kept set unless the reply is incremental,
+  // and a patch for a target already kept replaces that one.
+  keep(reply, continuing) {
+    const kept = reply.incremental === true && continuing ? this.patches : new Map();
+    this.unusable = 0;
+    for (const patch of Array.isArray(reply.patches) ? reply.patches : []) {
+      const key = patchKey(patch);
+      if (key === null) this.unusable++;
+      else kept.set(key, patch);
+    }
+    this.patches = kept;
+    this.token = typeof reply.patchToken === "string" ? reply.patchToken : null;
+  }
+}
+
+// Per-session sync state: what the current child holds, so only new or changed messages are sent.
 class SessionSync {
-  constructor() {
-    this.sessions = new Map(); // sessionID -> { generation, keys: string[], patches: [] }
+  constructor(rolling = ROLLING_CHECK) {
+    this.rolling = rolling;
+    this.sessions = new Map(); // sessionID -> SessionRecord
     this.queues = new Map(); // sessionID -> tail promise, so one session's requests run in order
+  }
+
+  // The record of a session synced with the child `generation`, else undefined.
+  held(sessionID, generation) {
+    const known = this.sessions.get(sessionID);
+    return known && known.generation === generation ? known : undefined;
   }
 
   // The delta to send for `messages`, given what the child `generation` already holds.
   plan(sessionID, messages, generation) {
-    const keys = messages.map(messageKey);
-    const known = this.sessions.get(sessionID);
-    const full = { reset: true, base: 0, keys, token: null };
-    if (!known || known.generation !== generation) return full;
-    const sent = known.keys;
-    if (sent.length > keys.length) return full;
-    for (let i = 0; i < sent.length; i++) {
-      if (sent[i] !== keys[i]) return full;
-    }
-    return { reset: false, base: sent.length, keys, token: known.token ?? null };
+    const known = this.held(sessionID, generation);
+    return (known && known.plan(messages, this.rolling)) || fullPlan(messages);
   }
 
-  commit(sessionID, generation, keys, reply, reset) {
-    const previous = this.sessions.get(sessionID);
-    const keep = previous && !reset && previous.generation === generation ? previous.patches : [];
-    const patches = Array.isArray(reply.patches) ? reply.patches : [];
-    const merged = reply.incremental ? keep.concat(patches) : patches;
-    const token = typeof reply.patchToken === "string" ? reply.patchToken : null;
-    this.sessions.set(sessionID, { generation, keys, patches: merged, token });
-    return merged;
-  }
-
-  patchesOf(sessionID, generation) {
-    const known = this.sessions.get(sessionID);
-    return known && known.generation === generation ? known.patches : [];
+  // Records a successful reply to `plan`; returns the session's record (its kept patches).
+  commit(sessionID, generation, plan, messages, reply, model) {
+    const previous = this.held(sessionID, generation);
+    const continuing = Boolean(previous) && !plan.reset;
+    const record = continuing ? previous : new SessionRecord(generation);
+    record.advance(plan, messages);
+    record.keep(reply, continuing);
+    record.model = model ?? null;
+    this.sessions.set(sessionID, record);
+    return record;
   }
 
   forget(sessionID) {
@@ -447,27 +653,109 @@ function makeLogger(client, debug) {
   };
 }
 
+function makeToast(client) {
+  return (message, variant) => {
+    try {
+      const shown = client?.tui?.showToast?.({ body: { message, variant } });
+      if (shown && typeof shown.catch === "function") shown.catch(() => {});
+    } catch {
+      // a host without a TUI only logs it
+    }
+  };
+}
+
+// The process-wide registry every copy of this plugin shares (see REGISTRY_KEY).
+function sharedRegistry() {
+  let registry = globalThis[REGISTRY_KEY];
+  if (registry === null || typeof registry !== "object") {
+    registry = {};
+    Object.defineProperty(globalThis, REGISTRY_KEY, { value: registry, configurable: true, writable: true });
+  }
+  if (!(registry.owners instanceof Map)) registry.owners = new Map(); // instance directory -> active copy
+  if (!(registry.handled instanceof WeakSet)) registry.handled = new WeakSet(); // hook outputs an active copy took
+  if (typeof registry.unavailableShown !== "boolean") registry.unavailableShown = false;
+  return registry;
+}
+
+function dataOf(result) {
+  return result && typeof result === "object" && "data" in result ? result.data : result;
+}
+
 async function fetchSessionMessages(client, sessionID) {
-  const result = await client.session.messages({ path: { id: sessionID } });
-  const data = result && typeof result === "object" && "data" in result ? result.data : result;
+  const data = dataOf(await client.session.messages({ path: { id: sessionID } }));
   return Array.isArray(data) ? data : [];
 }
+
+function withTimeout(promise, ms) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// `model` with the context limit OpenCode has configured for it, when it came without one (the
+// user message's model, before any chat.params of this process); `model` itself otherwise.
+async function withConfiguredLimit(client, model) {
+  if (!model || model.limit || !model.providerID || !model.modelID || !client?.config?.providers) return model;
+  try {
+    const data = dataOf(await withTimeout(Promise.resolve(client.config.providers()), PROVIDERS_TIMEOUT_MS));
+    const providers = Array.isArray(data?.providers) ? data.providers : [];
+    const limit = providers.find((p) => p?.id === model.providerID)?.models?.[model.modelID]?.limit;
+    if (limit && typeof limit === "object") return { ...model, limit: { context: limit.context, output: limit.output } };
+  } catch {
+    // the limit is only a hint for /dcp context
+  }
+  return model;
+}
+
+function unavailableText(failure) {
+  return (
+    `dcp: context pruning is off: its Python bridge could not start (${failure.reason}). ` +
+    "Requests go to the model unpruned. Reinstall the plugin from the environment that has dcp_plugin: " +
+    "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally). " +
+    `Command that failed: ${failure.command}`
+  );
+}
+
+const DUPLICATE_TEXT =
+  "dcp: the dcp plugin is loaded twice in this project (installed both in the project and globally, " +
+  "or listed twice); this copy stays idle and the other one prunes. Remove one: " +
+  "`dcp opencode uninstall --global` or `dcp opencode uninstall` in the project.";
 
 export default async function DcpBridgePlugin(ctx, options) {
   const settings = resolveSettings(options, process.env);
   const client = ctx?.client;
   const log = makeLogger(client, settings.debug);
+  const toast = makeToast(client);
   const sync = new SessionSync();
   const models = new Map(); // sessionID -> model seen in chat.params (has the context limit)
+  const registry = sharedRegistry();
+  // One OpenCode process serves several projects, each with its own plugin instances: a copy is
+  // a duplicate only of another copy loaded for the same directory.
+  const instanceKey = String(ctx?.directory ?? "");
+  const self = {};
+  let requestSeen = false; // a request hook ran: a toast now reaches the user
+  let startFailure = null;
+  let duplicateAnnounced = false;
+  let stopped = false; // disposed: this copy never serves a hook again
+
+  const announceUnavailable = () => {
+    if (!startFailure || !requestSeen || registry.unavailableShown) return;
+    registry.unavailableShown = true;
+    toast(unavailableText(startFailure), "error");
+  };
+
+  const onStartFailure = (failure) => {
+    startFailure = failure;
+    log("error", unavailableText(failure));
+    announceUnavailable();
+  };
 
   const onEvent = (event) => {
     if (event.event === "notify" && typeof event.text === "string") {
-      try {
-        const shown = client?.tui?.showToast?.({ body: { message: event.text, variant: "info" } });
-        if (shown && typeof shown.catch === "function") shown.catch(() => {});
-      } catch {
-        // a host without a TUI just logs it
-      }
+      toast(event.text, "info");
       log("info", event.text);
     } else if (event.event === "log") {
       log(String(event.level || "info"), String(event.message ?? ""));
@@ -475,17 +763,71 @@ export default async function DcpBridgePlugin(ctx, options) {
   };
 
   const context = { directory: ctx?.directory, worktree: ctx?.worktree, projectID: ctx?.project?.id };
-  const bridge = new BridgeProcess(settings, context, log, onEvent);
-  bridge.ensureStarted();
+  const bridge = new BridgeProcess(settings, context, log, onEvent, onStartFailure);
+  const isActive = () => registry.owners.get(instanceKey) === self;
+  if (!registry.owners.has(instanceKey)) registry.owners.set(instanceKey, self);
+  if (isActive()) bridge.ensureStarted();
+
+  // Whether this copy serves the hook call whose output object is `output`. OpenCode calls each
+  // plugin's hook in load order with the same output object, so the active copy marks it and a
+  // later copy that finds it marked stays idle. A copy that finds it unmarked although another
+  // copy is registered takes over: that one belongs to an instance OpenCode disposed.
+  const claim = (output, request) => {
+    if (stopped) return false;
+    const markable = output !== null && typeof output === "object";
+    if (!isActive()) {
+      if (!markable) return false;
+      if (registry.handled.has(output)) {
+        if (request && !duplicateAnnounced) {
+          duplicateAnnounced = true;
+          log("warn", DUPLICATE_TEXT);
+          toast(DUPLICATE_TEXT, "warning");
+        }
+        return false;
+      }
+      registry.owners.set(instanceKey, self);
+      log("info", "dcp: no other active copy of the plugin answered; this copy takes over");
+      bridge.ensureStarted();
+    }
+    if (markable) registry.handled.add(output);
+    if (request) {
+      requestSeen = true;
+      announceUnavailable();
+    }
+    return true;
+  };
+
+  const stop = (graceMs = 0) => {
+    stopped = true;
+    bridge.stop(graceMs);
+    if (isActive()) registry.owners.delete(instanceKey);
+  };
+
+  // Logs the skipped patches not logged before for this session's record (a reset starts over).
+  const logSkipped = (sessionID, record, skipped) => {
+    const fresh = skipped.filter((patch) => {
+      const id = `${patchKey(patch)} ${patch.messageID} ${patch.partID} ${patch.callID}`;
+      if (record.reported.has(id)) return false;
+      record.reported.add(id);
+      return true;
+    });
+    if (fresh.length === 0) return;
+    const first = fresh[0];
+    log(
+      "warn",
+      `skipped ${fresh.length} patch(es) for session ${sessionID} whose target did not match ` +
+        `(first: message ${first.messageIndex} part ${first.partIndex}, ${first.field}); those parts went out unpruned`,
+    );
+  };
 
   // Sends the session's messages (delta or full) with `extra` fields; retries once in full when
-  // the child asks for a resync. Returns the reply and the patches to apply.
+  // the child asks for a resync. Returns the reply and the session's record (its kept patches).
   async function syncAndSend(op, sessionID, messages, extra, timeoutMs) {
     if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; attempt < 2; attempt++) {
       const generation = bridge.generation;
-      const plan = attempt === 0 ? sync.plan(sessionID, messages, generation) : { reset: true, base: 0, keys: messages.map(messageKey), token: null };
+      const plan = attempt === 0 ? sync.plan(sessionID, messages, generation) : fullPlan(messages);
       const body = {
         op,
         sessionID,
@@ -499,8 +841,9 @@ export default async function DcpBridgePlugin(ctx, options) {
       };
       try {
         const reply = await bridge.request(body, Math.max(1, deadline - Date.now()));
-        const patches = sync.commit(sessionID, generation, plan.keys, reply, plan.reset);
-        return { reply, patches };
+        const record = sync.commit(sessionID, generation, plan, messages, reply, extra.model);
+        if (record.unusable > 0) log("warn", `ignored ${record.unusable} malformed patch(es) for session ${sessionID}`);
+        return { reply, record };
       } catch (err) {
         if (err instanceof BridgeError && err.kind === "remote" && err.message === "resync" && attempt === 0) {
           sync.forget(sessionID);
@@ -514,11 +857,33 @@ export default async function DcpBridgePlugin(ctx, options) {
     throw new BridgeError("remote", "bridge asked for a resync twice");
   }
 
+  // Answers a /dcp command through the child; the session's messages go along only when the
+  // child does not hold them yet.
+  async function runCommand(sessionID, args) {
+    const extra = { command: COMMAND_NAME, arguments: args };
+    const known = sync.held(sessionID, bridge.generation);
+    if (known) {
+      if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
+      extra.model = await withConfiguredLimit(client, models.get(sessionID) || known.model);
+      try {
+        return await bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
+      } catch (err) {
+        // The child dropped the session (idle): fall through and send it in full.
+        if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
+        sync.forget(sessionID);
+      }
+    }
+    // Not synced by a transform yet (e.g. the first thing in a resumed session).
+    const messages = await fetchSessionMessages(client, sessionID);
+    extra.model = await withConfiguredLimit(client, models.get(sessionID) || modelOf(messages));
+    return (await syncAndSend("command", sessionID, messages, extra, settings.commandTimeoutMs)).reply;
+  }
+
   const hooks = {
     // Registers /dcp unless the user defined their own command with that name.
     config: async (config) => {
       try {
-        if (!config || typeof config !== "object") return;
+        if (!config || typeof config !== "object" || !claim(config, false)) return;
         config.command = config.command || {};
         if (!config.command[COMMAND_NAME]) {
           config.command[COMMAND_NAME] = {
@@ -531,8 +896,9 @@ export default async function DcpBridgePlugin(ctx, options) {
       }
     },
 
-    "chat.params": async (input) => {
+    "chat.params": async (input, output) => {
       try {
+        if (!claim(output, true)) return;
         const model = input?.model;
         if (input?.sessionID && model) {
           models.set(input.sessionID, {
@@ -548,6 +914,7 @@ export default async function DcpBridgePlugin(ctx, options) {
 
     "experimental.chat.messages.transform": async (input, output) => {
       try {
+        if (!claim(output, true)) return;
         const messages = output?.messages;
         if (!Array.isArray(messages) || messages.length === 0) return;
         const sessionID = input?.sessionID || sessionOf(messages);
@@ -555,8 +922,9 @@ export default async function DcpBridgePlugin(ctx, options) {
         await sync.serialize(sessionID, async () => {
           try {
             const model = models.get(sessionID) || modelOf(messages);
-            const { patches } = await syncAndSend("transform", sessionID, messages, { model }, settings.timeoutMs);
-            applyPatches(messages, patches);
+            const { record } = await syncAndSend("transform", sessionID, messages, { model }, settings.timeoutMs);
+            const skipped = applyPatches(messages, record.patches.values());
+            if (skipped.length > 0) logSkipped(sessionID, record, skipped);
           } catch (err) {
             log("warn", `request for ${sessionID} sent unpruned: ${err?.message ?? err}`);
           }
@@ -567,28 +935,13 @@ export default async function DcpBridgePlugin(ctx, options) {
     },
 
     "command.execute.before": async (input, output) => {
-      if (input?.command !== COMMAND_NAME) return;
-      const sessionID = input.sessionID;
+      let sessionID;
       let text;
       let handled = true;
       try {
-        const reply = await sync.serialize(sessionID, async () => {
-          const extra = { command: COMMAND_NAME, arguments: String(input.arguments ?? "") };
-          const known = sync.sessions.get(sessionID);
-          if (known && known.generation === bridge.generation) {
-            if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
-            try {
-              return await bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
-            } catch (err) {
-              // The child dropped the session (idle): fall through and send it in full.
-              if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
-              sync.forget(sessionID);
-            }
-          }
-          // Not synced by a transform yet (e.g. the first thing in a resumed session).
-          const messages = await fetchSessionMessages(client, sessionID);
-          return (await syncAndSend("command", sessionID, messages, extra, settings.commandTimeoutMs)).reply;
-        });
+        if (input?.command !== COMMAND_NAME || !claim(output, true)) return;
+        sessionID = input.sessionID;
+        const reply = await sync.serialize(sessionID, () => runCommand(sessionID, String(input.arguments ?? "")));
         handled = reply.handled !== false;
         text = String(reply.text ?? "");
       } catch (err) {
@@ -606,11 +959,21 @@ export default async function DcpBridgePlugin(ctx, options) {
       }
       throw new Error(HANDLED_MESSAGE);
     },
+
+    // OpenCode disposes an instance's plugins when it reloads or closes the instance: let the
+    // child finish (it exits when its stdin closes) and let a later copy take over.
+    dispose: async () => {
+      try {
+        stop(EXIT_GRACE_MS);
+      } catch {
+        // nothing to clean up then
+      }
+    },
   };
 
   Object.defineProperty(hooks, BRIDGE_HANDLE, {
     enumerable: false,
-    value: { bridge, sync, settings, stop: () => bridge.stop() },
+    value: { bridge, sync, settings, registry, isActive, stop: () => stop() },
   });
   return hooks;
 }

@@ -1,4 +1,8 @@
-"""The bridge's wire format: request parsing and validation, reply and event lines."""
+"""The bridge's wire format: request parsing and validation, reply and event lines.
+
+The format itself is specified in ``PROTOCOL.md`` beside this module (the one specification
+both this side and the JS shim ``dcp_bridge.mjs`` follow); this module implements the Python end.
+"""
 
 from __future__ import annotations
 

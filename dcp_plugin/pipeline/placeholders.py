@@ -8,7 +8,7 @@ from typing import Any, Literal, overload
 
 from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.tokens import COMPACTED_OUTPUT_TEXT, json_chars, tokens_removed
+from dcp_plugin.pipeline.tokens import json_chars, tokens_removed
 
 # Stable strings: the same text every time keeps the provider's prompt cache warm.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"
@@ -262,13 +262,24 @@ def apply(patches: Patches) -> None:
         state[decision.field] = dict(value) if type(value) is dict else value
 
 
-def sent_output(state: dict[str, Any]) -> Any:
-    """The output text the host sends for a completed call (a cleared text when it compacted it)."""
-    return COMPACTED_OUTPUT_TEXT if output_is_cleared(state) else state.get("output")
+def _original(messages: Sequence[Any], decision: Decision) -> str:
+    record = decision.record
+    value = messages[record.message_index]["parts"][record.part_index]["state"].get(decision.field)
+    return value if isinstance(value, str) else ""
+
+
+def utf16_index(text: str, index: int) -> int:
+    """The position of ``text[index]`` counted in UTF-16 code units (JavaScript's string indexes)."""
+    head = text[:index]
+    return index + sum(1 for ch in head if ord(ch) > 0xFFFF)
 
 
 def to_wire(messages: Sequence[Any], decisions: Sequence[Decision]) -> list[dict[str, Any]]:
-    """The decisions as plain JSON patches for a bridge client, addressed by position and checked by ids."""
+    """The decisions as plain JSON patches for a bridge client, addressed by position and checked by ids.
+
+    Cut offsets and the expected length are in UTF-16 code units, as JavaScript counts them
+    (PROTOCOL.md): a character outside the BMP is one position here and two there.
+    """
     out: list[dict[str, Any]] = []
     for decision in decisions:
         record = decision.record
@@ -281,8 +292,13 @@ def to_wire(messages: Sequence[Any], decisions: Sequence[Decision]) -> list[dict
             "field": decision.field,
         }
         if decision.cuts is not None:
-            patch["cuts"] = [list(cut) for cut in decision.cuts]
-            patch["expect"] = {"length": decision.expect_length}
+            original = _original(messages, decision)
+            if original.isascii() or not any(ord(ch) > 0xFFFF for ch in original):
+                patch["cuts"] = [list(cut) for cut in decision.cuts]
+                patch["expect"] = {"length": decision.expect_length}
+            else:
+                patch["cuts"] = [[utf16_index(original, s), utf16_index(original, e), r] for s, e, r in decision.cuts]
+                patch["expect"] = {"length": utf16_index(original, len(original))}
         else:
             patch["value"] = decision.value
         out.append(patch)

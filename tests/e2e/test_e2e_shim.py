@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,73 @@ def test_dcp_command_reply_is_stored_without_a_model_turn(shimmed):
     assert shimmed["requests_during_command"] == 0
     [reply] = export_ignored_texts(shimmed["exported"])
     assert reply.startswith("stub context (")
+
+
+def test_a_dcp_command_in_a_new_process_carries_the_configured_model_limit(shimmed):
+    # `opencode run --command` is a new OpenCode process: no chat.params yet, so the shim looks the
+    # user message's model up in OpenCode's configured providers.
+    [cmd] = stub_requests(shimmed["log"], "command")
+    assert cmd["model"] == {"providerID": "fake", "modelID": "fake-model", "limit": {"context": 128000, "output": 4096}}
+
+
+@pytest.fixture(scope="module")
+def installed_twice(module_scenario_factory, tmp_path_factory):
+    """The shim in the project's and in the global plugins dir: one OpenCode process loads both."""
+    sc = module_scenario_factory("shim_twice")
+    stub_log = tmp_path_factory.mktemp("stub_twice") / "requests.jsonl"
+    install_shim(sc, stub_log)
+    global_plugins = sc.opencode.config_home / "opencode" / "plugins"
+    global_plugins.mkdir(parents=True, exist_ok=True)
+    (global_plugins / "dcp.js").write_text(SHIM.read_text())
+    result = sc.opencode.run(["read", "hello.txt", "twice"])
+    command = sc.opencode.run(["context"], command="dcp", session=result.session_id)
+    logs = "".join(p.read_text(errors="replace") for p in (sc.opencode.data_home / "opencode" / "log").glob("*.log"))
+    return {"sc": sc, "result": result, "command": command, "log": stub_log, "opencode_log": logs,
+            "exported": sc.opencode.export(result.session_id)}
+
+
+def test_two_installed_copies_start_one_bridge_per_process(installed_twice):
+    spawns = [r for r in map(json.loads, installed_twice["log"].read_text().splitlines()) if "spawn" in r]
+    # `run`, `run --command` and `export` are three OpenCode processes: one bridge each.
+    assert len(spawns) == 3
+
+
+def test_two_installed_copies_send_one_transform_per_agent_request(installed_twice):
+    assert len(stub_requests(installed_twice["log"], "transform")) == len(installed_twice["sc"].provider.agent_requests())
+
+
+def test_two_installed_copies_answer_dcp_once(installed_twice):
+    assert len(stub_requests(installed_twice["log"], "command")) == 1
+    assert len(export_ignored_texts(installed_twice["exported"])) == 1
+
+
+def test_two_installed_copies_still_prune(installed_twice):
+    results = results_by_call(installed_twice["sc"].provider.agent_requests()[-1])
+    assert (results["call_1"], results["call_2"]) == (PRUNED, PRUNED)
+
+
+def test_the_idle_copy_says_it_is_loaded_twice_in_the_log(installed_twice):
+    assert "loaded twice" in installed_twice["opencode_log"]
+
+
+@pytest.fixture(scope="module")
+def broken_bridge(module_scenario_factory):
+    """The shim with a bridge whose interpreter cannot import dcp_plugin."""
+    sc = module_scenario_factory("shim_broken")
+    sc.opencode.add_plugin("dcp.js", SHIM.read_text())
+    failing = [sys.executable, "-c", "raise ModuleNotFoundError(\"No module named 'dcp_plugin'\")"]
+    sc.opencode.extra_env.update(DCP_BRIDGE_COMMAND=json.dumps(failing))
+    result = sc.opencode.run(["read", "hello.txt", "twice"])
+    logs = "".join(p.read_text(errors="replace") for p in (sc.opencode.data_home / "opencode" / "log").glob("*.log"))
+    return {"sc": sc, "result": result, "opencode_log": logs}
+
+
+def test_a_bridge_that_cannot_start_leaves_the_run_working_and_unpruned(broken_bridge):
+    assert broken_bridge["result"].returncode == 0, broken_bridge["result"].stderr
+    results = results_by_call(broken_bridge["sc"].provider.agent_requests()[-1])
+    assert HELLO_MARK in results["call_1"]
+
+
+def test_a_bridge_that_cannot_start_is_reported_with_its_reason(broken_bridge):
+    assert "pruning is off" in broken_bridge["opencode_log"]
+    assert "No module named 'dcp_plugin'" in broken_bridge["opencode_log"]

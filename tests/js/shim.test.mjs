@@ -2,96 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import * as shimModule from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+import { SID, STUB, conversation, fakeClient, makePlugin, tmpDir, transform, waitFor } from "./helpers.mjs";
 
 const Plugin = shimModule.default;
-const here = path.dirname(fileURLToPath(import.meta.url));
-const STUB = path.join(here, "stub_bridge.mjs");
-const SID = "ses_test";
-
-function tmpDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dcp-shim-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-// A fake OpenCode client recording what the shim asks of it.
-function fakeClient(stored = []) {
-  const calls = { prompts: [], logs: [], toasts: [], fetched: 0 };
-  return {
-    calls,
-    app: { log: async (arg) => calls.logs.push(arg.body) },
-    tui: { showToast: async (arg) => calls.toasts.push(arg.body) },
-    session: {
-      prompt: async (arg) => {
-        calls.prompts.push(arg);
-        return { data: {} };
-      },
-      messages: async () => {
-        calls.fetched++;
-        return { data: structuredClone(stored) };
-      },
-    },
-  };
-}
-
-// Messages in OpenCode's {info, parts} shape: a user message, then `steps` assistant steps with
-// one completed read each. Outputs of the steps listed in `prune` carry the stub's marker.
-function conversation(steps, { prune = [], sessionID = SID } = {}) {
-  const messages = [
-    {
-      info: { id: "msg_u0", sessionID, role: "user", model: { providerID: "fake", modelID: "fake-model" } },
-      parts: [{ id: "prt_u0", sessionID, messageID: "msg_u0", type: "text", text: "hi" }],
-    },
-  ];
-  for (let i = 1; i <= steps; i++) {
-    const id = `msg_a${i}`;
-    messages.push({
-      info: { id, sessionID, role: "assistant" },
-      parts: [
-        { id: `prt_${i}_s`, sessionID, messageID: id, type: "step-start" },
-        {
-          id: `prt_${i}_t`,
-          sessionID,
-          messageID: id,
-          type: "tool",
-          tool: "read",
-          callID: `call_${i}`,
-          state: { status: "completed", input: { filePath: `/p/f${i}.txt` }, output: `content ${i}${prune.includes(i) ? " PRUNE_ME" : ""}` },
-        },
-      ],
-    });
-  }
-  return messages;
-}
-
-async function makePlugin(t, { env = {}, options = {}, stored } = {}) {
-  const dir = tmpDir(t);
-  const log = path.join(dir, "requests.jsonl");
-  const client = fakeClient(stored);
-  const hooks = await Plugin({ client, directory: dir, worktree: dir, project: { id: "p1" } }, {
-    command: [process.execPath, STUB],
-    timeoutMs: 5000,
-    backoffMs: 20,
-    env: { STUB_LOG: log, ...env },
-    ...options,
-  });
-  t.after(() => hooks.__dcpBridge.stop());
-  const requests = () =>
-    fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
-  const transforms = () => requests().filter((r) => r.op === "transform");
-  return { hooks, client, dir, requests, transforms };
-}
-
-async function transform(hooks, messages) {
-  const output = { messages };
-  await hooks["experimental.chat.messages.transform"]({}, output);
-  return output.messages;
-}
 
 test("the module exports only plugin functions", () => {
   for (const [name, value] of Object.entries(shimModule)) {
@@ -152,15 +68,16 @@ test("a removed message makes the next transform resend everything", async (t) =
   assert.deepEqual(second.messages.map((m) => m.info.id), ["msg_u0", "msg_a1", "msg_a3", "msg_a4"]);
 });
 
-test("a changed part count in an earlier message makes the next transform resend everything", async (t) => {
+test("a message that lost parts since it was sent is resent from its index without a reset", async (t) => {
   const { hooks, transforms } = await makePlugin(t);
   await transform(hooks, conversation(3));
   const changed = conversation(4);
-  changed[1].parts.pop();
+  changed[3].parts.pop();
   await transform(hooks, changed);
   const second = transforms()[1];
-  assert.equal(second.reset, true);
-  assert.equal(second.messages.length, 5);
+  assert.deepEqual([second.reset, second.base, second.total], [false, 3, 5]);
+  assert.deepEqual(second.messages.map((m) => m.info.id), ["msg_a3", "msg_a4"]);
+  assert.deepEqual(second.fingerprint, { count: 3, firstID: "msg_u0", lastID: "msg_a2" });
 });
 
 test("a replaced start (compaction) makes the next transform resend everything", async (t) => {
@@ -371,6 +288,33 @@ test("a /dcp command whose session the bridge dropped resends the session in ful
   assert.equal(client.calls.prompts[0].body.parts[0].text, "stub stats (4 messages)");
 });
 
+// Runs a handled `/dcp context` (the shim throws to stop OpenCode) and returns what the stub got.
+async function dcpContextRequest(plugin) {
+  await assert.rejects(plugin.hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "context" }, { parts: [] }));
+  return plugin.requests().find((r) => r.op === "command");
+}
+
+test("a /dcp command carries the model seen in chat.params", async (t) => {
+  const plugin = await makePlugin(t);
+  await transform(plugin.hooks, conversation(1));
+  await plugin.hooks["chat.params"]({ sessionID: SID, model: { id: "m1", providerID: "p1", limit: { context: 64000, output: 100 } } }, {});
+  const cmd = await dcpContextRequest(plugin);
+  assert.deepEqual(cmd.model, { providerID: "p1", modelID: "m1", limit: { context: 64000, output: 100 } });
+});
+
+test("a /dcp command after a transform carries the transform's model", async (t) => {
+  const plugin = await makePlugin(t);
+  await transform(plugin.hooks, conversation(1));
+  assert.deepEqual((await dcpContextRequest(plugin)).model, { providerID: "fake", modelID: "fake-model" });
+});
+
+test("a /dcp command in a session not yet synced carries the user's model with its configured limit", async (t) => {
+  const providers = [{ id: "fake", models: { "fake-model": { id: "fake-model", limit: { context: 64000, output: 4096 } } } }];
+  const plugin = await makePlugin(t, { client: fakeClient(conversation(2), providers) });
+  const cmd = await dcpContextRequest(plugin);
+  assert.deepEqual(cmd.model, { providerID: "fake", modelID: "fake-model", limit: { context: 64000, output: 4096 } });
+});
+
 test("a /dcp command the bridge does not handle goes on to the model", async (t) => {
   const { hooks, client } = await makePlugin(t);
   await transform(hooks, conversation(1));
@@ -413,6 +357,7 @@ test("the bridge handle is not an enumerable hook", async (t) => {
     "chat.params",
     "command.execute.before",
     "config",
+    "dispose",
     "experimental.chat.messages.transform",
   ]);
 });
@@ -446,16 +391,6 @@ test("DCP_PYTHON picks the interpreter of the default command", async (t) => {
   t.after(() => hooks.__dcpBridge.stop());
   assert.deepEqual(hooks.__dcpBridge.settings.command, ["/opt/py/bin/python3.12", "-m", "dcp_plugin.bridge"]);
 });
-
-// Polls `check` (which may itself drive requests) until it returns true; restart tests need a
-// backoff to elapse, and asserting on wall time would be flaky.
-async function waitFor(check, attempts = 100) {
-  for (let i = 0; i < attempts; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail("condition not reached");
-}
 
 test("stopping a bridge whose spawn failed signals no other process", async (t) => {
   // Regression: a failed spawn briefly has pid 0, and kill(0) would hit this whole process group.

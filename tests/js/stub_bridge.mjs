@@ -8,10 +8,12 @@
 //   STUB_CRASH_ONCE     path of a flag file: if it does not exist, create it and exit(3) on the
 //                       first transform (so the restarted stub behaves)
 //   STUB_RESYNC_ONCE    answer the first non-reset transform with "resync"
-//   STUB_INCREMENTAL    reply with only the new patches and "incremental": true
+//   STUB_INCREMENTAL    reply with only the new patches and "incremental": true (it looks only at
+//                       the messages from the request's base on: the rest were answered before)
 //   STUB_INPUT_PATCH    also replace state.input of pruned parts with {"pruned": true}
 //   STUB_NOISE          print a non-JSON line and a notify event before the first reply
 //   STUB_TOKEN          add "patchToken": "t<request id>" to every transform reply
+//   STUB_EXTRA_PATCHES  a JSON array of patches added to every transform reply (as given)
 //   STUB_FORGET_ON_COMMAND  forget the session when a command without messages arrives and
 //                       answer "resync" (as the Python bridge does after dropping an idle session)
 import fs from "node:fs";
@@ -20,6 +22,7 @@ import readline from "node:readline";
 const env = process.env;
 const marker = env.STUB_PRUNE || "PRUNE_ME";
 const sessions = new Map(); // sessionID -> { messages, sentPatchKeys: Set }
+const extraPatches = env.STUB_EXTRA_PATCHES ? JSON.parse(env.STUB_EXTRA_PATCHES) : [];
 let resyncSent = false;
 let noiseSent = false;
 
@@ -31,17 +34,19 @@ function send(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
 }
 
-function patchesFor(messages) {
+function patchesFor(messages, from = 0) {
   const patches = [];
-  for (const m of messages) {
-    for (const p of m.parts || []) {
-      if (p.type !== "tool" || p.state?.status !== "completed") continue;
-      if (typeof p.state.output !== "string" || !p.state.output.includes(marker)) continue;
-      patches.push({ messageID: m.info.id, partID: p.id, field: "output", value: "[pruned by stub]" });
-      if (env.STUB_INPUT_PATCH) patches.push({ messageID: m.info.id, partID: p.id, field: "input", value: { pruned: true } });
-    }
+  for (let messageIndex = from; messageIndex < messages.length; messageIndex++) {
+    const m = messages[messageIndex];
+    (m.parts || []).forEach((p, partIndex) => {
+      if (p.type !== "tool" || p.state?.status !== "completed") return;
+      if (typeof p.state.output !== "string" || !p.state.output.includes(marker)) return;
+      const target = { messageIndex, partIndex, messageID: m.info.id, partID: p.id, callID: p.callID };
+      patches.push({ ...target, field: "output", value: "[pruned by stub]" });
+      if (env.STUB_INPUT_PATCH) patches.push({ ...target, field: "input", value: { pruned: true } });
+    });
   }
-  return patches;
+  return patches.concat(extraPatches);
 }
 
 // Applies a transform/command delta; returns an error string or null.
@@ -57,7 +62,8 @@ function syncSession(req) {
   const known = state.messages;
   if (req.base > known.length) return "resync";
   if (req.base > 0 && (known[0].info.id !== fp.firstID || known[req.base - 1].info.id !== fp.lastID)) return "resync";
-  state.messages = known.slice(0, req.base).concat(req.messages);
+  known.length = req.base; // held[:base] + messages, in place: a warm request costs the delta
+  for (const message of req.messages) known.push(message);
   if (state.messages.length !== req.total) return "resync";
   return null;
 }
@@ -82,11 +88,11 @@ async function handle(req) {
       send({ event: "notify", sessionID: req.sessionID, text: "stub pruned something" });
     }
     const state = sessions.get(req.sessionID);
-    let patches = patchesFor(state.messages);
+    let patches = patchesFor(state.messages, env.STUB_INCREMENTAL && !req.reset ? req.base : 0);
     if (env.STUB_INCREMENTAL) {
       if (req.reset) state.sentPatchKeys = new Set();
-      patches = patches.filter((p) => !state.sentPatchKeys.has(`${p.partID}/${p.field}`));
-      for (const p of patches) state.sentPatchKeys.add(`${p.partID}/${p.field}`);
+      patches = patches.filter((p) => !state.sentPatchKeys.has(`${p.messageIndex}/${p.partIndex}/${p.field}`));
+      for (const p of patches) state.sentPatchKeys.add(`${p.messageIndex}/${p.partIndex}/${p.field}`);
       return send({ id: req.id, ok: true, patches, incremental: true });
     }
     if (env.STUB_TOKEN) return send({ id: req.id, ok: true, patches, patchToken: `t${req.id}` });

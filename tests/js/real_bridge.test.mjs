@@ -1,0 +1,146 @@
+// real_bridge.test.mjs: the shim against the real `python -m dcp_plugin.bridge` (no OpenCode), so
+// drift between the two ends of the protocol shows even when the OpenCode e2e tests skip.
+// The interpreter comes from DCP_TEST_PYTHON (tests/test_js_shim.py sets it to the one running
+// pytest); without it, `python3` is tried and the tests skip if it cannot run the bridge. Either
+// way the bridge imports this checkout's dcp_plugin (PYTHONPATH), not some other install.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { SID, fakeClient, tmpDir, transform } from "./helpers.mjs";
+import Plugin from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+
+const PYTHON = process.env.DCP_TEST_PYTHON || "python3";
+const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const PYTHONPATH = [CHECKOUT, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+const probe = spawnSync(PYTHON, ["-c", "from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER as p; print(p)"], {
+  encoding: "utf8",
+  cwd: os.tmpdir(),
+  env: { ...process.env, PYTHONPATH },
+});
+const available = probe.status === 0;
+if (!available && process.env.DCP_TEST_PYTHON) {
+  throw new Error(`DCP_TEST_PYTHON=${PYTHON} cannot import dcp_plugin: ${probe.stderr || probe.error}`);
+}
+const skip = available ? false : `${PYTHON} cannot import dcp_plugin (set DCP_TEST_PYTHON)`;
+const DUPLICATE = available ? probe.stdout.trim() : "";
+const LONG = "line of a file that is long enough to be worth pruning\n".repeat(20);
+
+let next = 0;
+const newId = (kind) => `${kind}_${String(++next).padStart(6, "0")}`;
+
+function user(text = "go on") {
+  const id = newId("msg");
+  return { info: { id, sessionID: SID, role: "user", model: { providerID: "fake", modelID: "fake-model" } }, parts: [{ id: newId("prt"), sessionID: SID, messageID: id, type: "text", text }] };
+}
+
+function read(file, { status = "completed" } = {}) {
+  const id = newId("msg");
+  const state = status === "completed"
+    ? { status, input: { filePath: file }, output: `${file}\n${LONG}`, title: file, metadata: {}, time: { start: 1, end: 2 } }
+    : { status, input: { filePath: file }, time: { start: 1 } };
+  return {
+    info: { id, sessionID: SID, role: "assistant" },
+    parts: [{ id: newId("prt"), sessionID: SID, messageID: id, type: "tool", tool: "read", callID: newId("call"), state }],
+  };
+}
+
+const outputOf = (message) => message.parts[0].state.output;
+
+// The plugin with the real bridge as its child, isolated from the user's config and statistics;
+// `sent` records every request body the shim writes.
+async function realPlugin(t) {
+  const root = tmpDir(t);
+  const home = path.join(root, "home");
+  const project = path.join(root, "project");
+  fs.mkdirSync(path.join(project, ".opencode"), { recursive: true });
+  // What reaches the provider, request by request: every prune written at once (the cache
+  // scheduler, which may wait for a prune to pay, has its own tests on the Python side).
+  fs.writeFileSync(path.join(project, ".opencode", "dcp.jsonc"), '{"cache": {"scheduler": false}}\n');
+  const env = {
+    PYTHONPATH,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+    XDG_STATE_HOME: path.join(home, ".local/state"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+    OPENCODE_CONFIG_DIR: path.join(root, "none"),
+  };
+  const client = fakeClient();
+  const hooks = await Plugin({ client, directory: project, worktree: project, project: { id: "p" } }, { python: PYTHON, env, timeoutMs: 60000, startupTimeoutMs: 60000, commandTimeoutMs: 60000 });
+  t.after(() => hooks.__dcpBridge.stop());
+  const bridge = hooks.__dcpBridge.bridge;
+  const sent = [];
+  const request = bridge.request.bind(bridge);
+  bridge.request = (body, timeoutMs) => {
+    sent.push(body);
+    return request(body, timeoutMs);
+  };
+  return { hooks, client, sent, transforms: () => sent.filter((b) => b.op === "transform") };
+}
+
+test("a session against the real bridge: duplicates, a late tool part, an undo and /dcp", { skip }, async (t) => {
+  const { hooks, client, sent, transforms } = await realPlugin(t);
+  const a1 = read("/p/a.txt");
+  const a2 = read("/p/a.txt");
+  const history = [user("read a twice"), a1, a2];
+
+  // 1. A duplicate read: the older one reaches the model as the placeholder.
+  let out = await transform(hooks, structuredClone(history));
+  assert.equal(outputOf(out[1]), DUPLICATE);
+  assert.match(outputOf(out[2]), /long enough/);
+  assert.deepEqual([transforms()[0].reset, transforms()[0].base], [true, 0]);
+
+  // 2. More requests on freshly built lists: only new messages go out, placeholders come back.
+  const b = read("/p/b.txt", { status: "running" });
+  history.push(user("and b"), b);
+  out = await transform(hooks, structuredClone(history));
+  assert.equal(outputOf(out[1]), DUPLICATE);
+  assert.deepEqual([transforms()[1].reset, transforms()[1].base, transforms()[1].messages.length], [false, 3, 2]);
+
+  // 3. The b read finishes after later messages were sent: resent from its index, no reset,
+  // and a later duplicate of it is pruned.
+  history.push(user("meanwhile"));
+  await transform(hooks, structuredClone(history));
+  history[4] = read("/p/b.txt");
+  history[4].info.id = b.info.id;
+  history[4].parts[0] = { ...history[4].parts[0], id: b.parts[0].id, messageID: b.info.id, callID: b.parts[0].callID };
+  history.push(read("/p/b.txt"));
+  out = await transform(hooks, structuredClone(history));
+  const late = transforms()[3];
+  assert.deepEqual([late.reset, late.base, late.messages.map((m) => m.info.id)], [false, 4, [b.info.id, history[5].info.id, history[6].info.id]]);
+  assert.equal(transforms().length, 4, "no resync round: the bridge took the delta");
+  assert.equal(outputOf(out[4]), DUPLICATE);
+  assert.equal(outputOf(out[1]), DUPLICATE);
+
+  // 4. An undo drops the second read of a: everything is resent and a1 is no longer obsolete.
+  const undone = [history[0], history[1], history[3], history[4], history[5], history[6]];
+  out = await transform(hooks, structuredClone(undone));
+  assert.deepEqual([transforms()[4].reset, transforms()[4].base], [true, 0]);
+  assert.match(outputOf(out[1]), /long enough/);
+  assert.equal(outputOf(out[3]), DUPLICATE);
+
+  // 5. /dcp context is answered by the bridge, stored without a model turn, never sent on.
+  await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "context" }, { parts: [] }), /answered by the dcp plugin/);
+  const command = sent.find((b) => b.op === "command");
+  assert.equal("messages" in command, false);
+  const [prompt] = client.calls.prompts;
+  const text = prompt.body.parts[0].text;
+  assert.match(text, /context/i);
+  assert.doesNotMatch(text, /unavailable|failed/);
+  assert.equal(client.calls.logs.filter((l) => l.level === "warn" || l.level === "error").length, 0, JSON.stringify(client.calls.logs));
+});
+
+test("a /dcp command in a session the real bridge has not seen sends the stored messages", { skip }, async (t) => {
+  const { hooks, client, sent } = await realPlugin(t);
+  const stored = [user("read a twice"), read("/p/a.txt"), read("/p/a.txt")];
+  client.session.messages = async () => ({ data: structuredClone(stored) });
+  await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "context" }, { parts: [] }));
+  const command = sent.find((b) => b.op === "command");
+  assert.deepEqual([command.reset, command.messages.length], [true, 3]);
+  assert.doesNotMatch(client.calls.prompts[0].body.parts[0].text, /unavailable|failed/);
+});
