@@ -202,3 +202,25 @@ def requests(conversation: Conversation) -> list[Conversation]:
         for s in range(len(turn.steps)):
             out.append([*conversation[:t], Turn(turn.text, turn.image, turn.steps[:s])])
     return out
+
+
+def langchain(conversation: Conversation) -> list[Any]:
+    """LangChain messages (needs langchain_core)."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    messages: list[Any] = [SystemMessage(SYSTEM)]
+    for t, turn in enumerate(conversation):
+        content: Any = turn.text
+        if turn.image:
+            content = [{"type": "text", "text": turn.text},
+                       {"type": "image", "base64": PNG, "mime_type": "image/png"}]
+        messages.append(HumanMessage(content, id=f"h{t}"))
+        for s, step in enumerate(turn.steps):
+            calls = [{"name": c.tool, "args": c.input, "id": c.id, "type": "tool_call"} for c in step.calls]
+            messages.append(AIMessage(step.text or "", tool_calls=calls, id=f"ai{t}.{s}"))
+            for c in step.calls:
+                output: Any = c.output
+                if c.image:
+                    output = [{"type": "text", "text": c.output}, {"type": "image", "base64": PNG, "mime_type": "image/png"}]
+                messages.append(ToolMessage(output, tool_call_id=c.id, status="error" if c.error else "success"))
+    return messages

@@ -49,7 +49,24 @@ class Format:
     def prune(self, pruner: Pruner, items: list[Any], session: str) -> list[Any]:
         if self.name == "anthropic":
             return pruner.anthropic(items, session_id=session, system=sc.SYSTEM)
+        if self.name == "langchain":
+            from dcp_plugin.formats.langchain_middleware import LANGCHAIN
+
+            return pruner.prune(LANGCHAIN, items, session_id=session)
         return getattr(pruner, self.name)(items, session_id=session)
+
+
+def _langchain_valid(messages: list[Any]) -> list[str]:
+    """LangChain's own conversion to Chat Completions, checked by that format's validator."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    converted = convert_to_openai_messages(messages)
+    for message in converted:
+        # LangChain carries images in tool results to the providers that take them (Anthropic's
+        # tool_result); the Chat Completions rules do not allow them there, so they are left out.
+        if message["role"] == "tool" and isinstance(message["content"], list):
+            message["content"] = [p for p in message["content"] if p.get("type") == "text"] or ""
+    return validate.openai_chat(converted)
 
 
 FORMATS = [
@@ -57,6 +74,14 @@ FORMATS = [
     Format("openai_responses", sc.openai_responses, validate.openai_responses, responses_format.classify, errors=False),
     Format("anthropic", sc.anthropic, validate.anthropic, anthropic_format.classify, errors=True),
 ]
+try:
+    import langchain_core  # noqa: F401
+
+    from dcp_plugin.formats import langchain_messages
+
+    FORMATS.append(Format("langchain", sc.langchain, _langchain_valid, langchain_messages.classify, errors=True))
+except ImportError:  # the langchain extra is optional; its own tests say they were skipped
+    pass
 formats = pytest.mark.parametrize("fmt", FORMATS, ids=[f.name for f in FORMATS])
 
 
@@ -98,8 +123,12 @@ def test_pruned_requests_stay_valid_and_keep_order_ids_and_kinds(fmt: Format, co
     assert fmt.validator(out) == []
     assert len(out) == len(items)
     for before, after in zip(items, out, strict=True):
-        assert before.get("role") == after.get("role") and before.get("type") == after.get("type")
-        assert _ids(before) == _ids(after)
+        if isinstance(before, dict):
+            assert before.get("role") == after.get("role") and before.get("type") == after.get("type")
+            assert _ids(before) == _ids(after)
+        else:
+            assert type(before) is type(after) and before.id == after.id
+            assert [c["id"] for c in getattr(before, "tool_calls", [])] == [c["id"] for c in getattr(after, "tool_calls", [])]
     assert kind_changes(fmt.classify(items), fmt.classify(out)) == []
 
 

@@ -54,6 +54,9 @@ def text_blocks(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
         return ""
     texts = []
     for block in content:
+        if isinstance(block, str):  # LangChain allows bare strings among content blocks
+            texts.append(block)
+            continue
         data = as_dict(block)
         if data is not None and data.get("type") in kinds and isinstance(data.get("text"), str):
             texts.append(data["text"])

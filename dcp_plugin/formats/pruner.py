@@ -95,13 +95,21 @@ class Pruner:
         return self.prune(adapter, messages, session_id=session_id, model=model)
 
     # -- the shared flow ---------------------------------------------------------------------
-    def prune(self, adapter: Adapter, items: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
+    def prune(
+        self,
+        adapter: Adapter,
+        items: list[Any],
+        *,
+        session_id: str,
+        model: str | None = None,
+        provider: str | None = None,
+    ) -> list[Any]:
         """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises."""
         try:
             if not isinstance(items, list) or not items:
                 return items
             view = adapter.to_view(items, session_id)
-            ref = ModelRef(adapter.provider, model) if model else ModelRef(adapter.provider)
+            ref = ModelRef(provider or adapter.provider or None, model)
             outgoing = self.runtime.prepare(session_id, view.messages, model=ref)
             if outgoing is None:
                 return items
