@@ -1,4 +1,4 @@
-"""Reading recorded sessions (an `opencode export` JSON or a bare messages array), with clear errors."""
+"""Reading recorded sessions (an `opencode export` JSON, a bare messages array, or another agent's session), with clear errors."""
 
 from __future__ import annotations
 
@@ -23,13 +23,35 @@ def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise SessionFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise SessionFileError(f"{path}: cannot read ({exc.strerror})") from None
+    from dcp_plugin.replay.importers import load_foreign
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # one JSON value per line: Claude Code, Codex, request logs
+            return load_foreign(text, None, str(path))
         raise SessionFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise SessionFileError(f"{path}: JSON nested too deeply") from None
+    if not is_opencode(data):
+        return load_foreign(text, data, str(path))
     return parse_session(data, str(path))
+
+
+def is_opencode(data: Any) -> bool:
+    """Whether parsed JSON claims to be OpenCode's (an export, or messages with ``info``/``parts``), rather than another format's."""
+    if isinstance(data, dict):
+        messages = data.get("messages")
+        if "info" in data or (isinstance(messages, list) and (not messages or _opencode_item(messages[0]))):
+            return True
+        return not (isinstance(messages, list) or isinstance(data.get("input"), list) or isinstance(data.get("type"), str))
+    if isinstance(data, list):
+        return not data or _opencode_item(data[0])
+    return True  # anything else gets parse_session's own message
+
+
+def _opencode_item(message: Any) -> bool:
+    return not isinstance(message, dict) or "info" in message or "parts" in message
 
 
 def parse_session(data: Any, where: str = "session") -> tuple[dict[str, Any], list[dict[str, Any]]]:
