@@ -49,11 +49,22 @@ def _system_parts(system: Any) -> list[dict[str, Any]]:
 def to_view(messages: Sequence[Any], session_id: str, system: Any = None) -> View:
     """The OpenCode-shaped view of a Messages API conversation (``system`` becomes its first message)."""
     builder = ViewBuilder(session_id)
+    begin(builder, system)
+    feed(builder, messages, 0)
+    return builder.view
+
+
+def begin(builder: ViewBuilder, system: Any) -> None:
+    """Start a view with the request's system prompt."""
     system_parts = _system_parts(system)
     if system_parts:
         builder.message("system", -1, "system").extend(system_parts)
-    for index, raw in enumerate(messages):
-        message = as_dict(raw)
+
+
+def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
+    """Add ``messages[start:]`` to a view being built."""
+    for index in range(start, len(messages)):
+        message = as_dict(messages[index])
         if message is None:
             continue
         role = message.get("role")
@@ -62,7 +73,6 @@ def to_view(messages: Sequence[Any], session_id: str, system: Any = None) -> Vie
             _assistant(builder, index, content)
         elif role in ("user", "system"):
             _user(builder, index, content, role)
-    return builder.view
 
 
 def _user(builder: ViewBuilder, index: int, content: Any, role: str) -> None:

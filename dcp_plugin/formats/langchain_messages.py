@@ -43,7 +43,14 @@ def _ident(message: Any, *texts: str) -> str:
 def to_view(messages: Sequence[Any], session_id: str) -> View:
     """The OpenCode-shaped view of a LangChain message list."""
     builder = ViewBuilder(session_id)
-    for index, message in enumerate(messages):
+    feed(builder, messages, 0)
+    return builder.view
+
+
+def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
+    """Add ``messages[start:]`` to a view being built."""
+    for index in range(start, len(messages)):
+        message = messages[index]
         kind = getattr(message, "type", None)
         content = getattr(message, "content", None)
         if kind == "tool":
@@ -81,7 +88,6 @@ def to_view(messages: Sequence[Any], session_id: str) -> View:
                     args if isinstance(args, dict) else {"args": args},
                     (index, position),
                 )
-    return builder.view
 
 
 def rebuild(message: Any, edits: list[Edit]) -> Any:

@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 log = logging.getLogger("dcp_plugin")
 
 LANGCHAIN = Adapter(
-    langchain_messages.NAME, langchain_messages.PROVIDER, langchain_messages.to_view, langchain_messages.rebuild
+    langchain_messages.NAME, langchain_messages.PROVIDER, langchain_messages.feed, langchain_messages.rebuild
 )
 DEFAULT_SESSION = "langchain"
 

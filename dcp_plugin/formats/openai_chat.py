@@ -55,8 +55,14 @@ def _user_parts(content: Any, parts: list[dict[str, Any]]) -> list[str]:
 def to_view(messages: Sequence[Any], session_id: str) -> View:
     """The OpenCode-shaped view of a Chat Completions message list."""
     builder = ViewBuilder(session_id)
-    for index, raw in enumerate(messages):
-        message = as_dict(raw)
+    feed(builder, messages, 0)
+    return builder.view
+
+
+def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
+    """Add ``messages[start:]`` to a view being built."""
+    for index in range(start, len(messages)):
+        message = as_dict(messages[index])
         role = message.get("role") if message is not None else None
         if message is None or not isinstance(role, str):
             continue
@@ -71,7 +77,6 @@ def to_view(messages: Sequence[Any], session_id: str) -> View:
             builder.message("user", index, digest(*keys)).extend(parts)
         elif role == "assistant":
             _assistant(builder, index, message)
-    return builder.view
 
 
 def _assistant(builder: ViewBuilder, index: int, message: dict[str, Any]) -> None:

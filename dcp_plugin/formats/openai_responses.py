@@ -47,9 +47,15 @@ def _output_media(output: Any) -> list[tuple[Kind, str]]:
 def to_view(items: Sequence[Any], session_id: str) -> View:
     """The OpenCode-shaped view of a Responses input list."""
     builder = ViewBuilder(session_id)
-    group: list[dict[str, Any]] | None = None  # parts of the assistant message being built
-    for index, raw in enumerate(items):
-        item = as_dict(raw)
+    feed(builder, items, 0)
+    return builder.view
+
+
+def feed(builder: ViewBuilder, items: Sequence[Any], start: int) -> None:
+    """Add ``items[start:]`` to a view being built (a response may go on from the last call)."""
+    group: list[dict[str, Any]] | None = builder.carry  # parts of the assistant message being built
+    for index in range(start, len(items)):
+        item = as_dict(items[index])
         if item is None:
             continue
         kind = item.get("type", "message")
@@ -72,7 +78,7 @@ def to_view(items: Sequence[Any], session_id: str) -> View:
         if group is None:
             group = builder.message("assistant", index, _ident(item))
         _model_item(builder, group, index, item, kind)
-    return builder.view
+    builder.carry = group
 
 
 def _ident(item: dict[str, Any]) -> str:

@@ -5,43 +5,72 @@ runtime) and calls the method for its format before every request; the returned 
 it sends. The caller's list and its items are never modified: items the plugin rewrites are
 new objects, every other item is passed back as the same object. Any failure inside the
 plugin is logged and the caller's own list comes back (fail open).
+
+Hosts append to their message lists, so the view of a session is kept between requests and
+only the items added since are read: a list whose first items are the ones seen last time
+(the same objects, or equal ones) is a continuation; anything else is read from scratch.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.formats import anthropic, openai_chat, openai_responses
-from dcp_plugin.formats.view import Edit, View, edits_by_item, mark_removed, removed_media
+from dcp_plugin.formats.view import Edit, View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.notifier import Notify
-from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.host.runtime import Outgoing, Runtime
 from dcp_plugin.pipeline.conversation import ModelRef
-from dcp_plugin.pipeline.placeholders import apply
+from dcp_plugin.pipeline.placeholders import Decision
 
 log = logging.getLogger("dcp_plugin")
 
 
 @dataclass(frozen=True, slots=True)
 class Adapter:
-    """A provider format: its name, its provider id, and its two directions."""
+    """A provider format: its name, provider id, how to read items into a view and how to rebuild one.
+
+    ``begin`` starts a view with what the request carries besides its items (Anthropic's
+    ``system``), and ``key`` is that value: a different key means a different view.
+    """
 
     name: str
     provider: str
-    to_view: Callable[[Sequence[Any], str], View]
+    feed: Callable[[ViewBuilder, Sequence[Any], int], None]
     rebuild: Callable[[Any, list[Edit]], Any]
+    begin: Callable[[ViewBuilder], None] | None = None
+    key: Any = None
+
+    def start(self, session_id: str) -> ViewBuilder:
+        """An empty view builder for this format."""
+        builder = ViewBuilder(session_id)
+        if self.begin is not None:
+            self.begin(builder)
+        return builder
+
+    def to_view(self, items: Sequence[Any], session_id: str) -> View:
+        """The whole view of ``items``."""
+        builder = self.start(session_id)
+        self.feed(builder, items, 0)
+        return builder.view
 
 
-OPENAI_CHAT = Adapter(openai_chat.NAME, openai_chat.PROVIDER, openai_chat.to_view, openai_chat.rebuild)
-OPENAI_RESPONSES = Adapter(
-    openai_responses.NAME, openai_responses.PROVIDER, openai_responses.to_view, openai_responses.rebuild
-)
-ANTHROPIC = Adapter(anthropic.NAME, anthropic.PROVIDER, anthropic.to_view, anthropic.rebuild)
+OPENAI_CHAT = Adapter(openai_chat.NAME, openai_chat.PROVIDER, openai_chat.feed, openai_chat.rebuild)
+OPENAI_RESPONSES = Adapter(openai_responses.NAME, openai_responses.PROVIDER, openai_responses.feed, openai_responses.rebuild)
+ANTHROPIC = Adapter(anthropic.NAME, anthropic.PROVIDER, anthropic.feed, anthropic.rebuild)
 FORMATS: dict[str, Adapter] = {a.name: a for a in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC)}
+
+
+def with_system(system: Any) -> Adapter:
+    """The Anthropic adapter for a request with this ``system`` prompt."""
+    if system is None:
+        return ANTHROPIC
+    return Adapter(ANTHROPIC.name, ANTHROPIC.provider, ANTHROPIC.feed, ANTHROPIC.rebuild,
+                   lambda builder: anthropic.begin(builder, system), system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +79,43 @@ class MediaRemoved:
 
     count: int = 0
     tokens: int = 0  # counted with contextBudget.imageTokenEstimate each
+
+
+@dataclass(slots=True)
+class _Rebuilt:
+    decisions: list[Decision]  # in force on this item
+    item: Any  # the item rebuilt with them
+    media: int  # images and files they removed
+
+
+@dataclass(eq=False, slots=True)
+class _Session:
+    """A session's view, the provider items it was read from, and the items rebuilt last time."""
+
+    adapter: str
+    key: Any
+    items: list[Any]
+    builder: ViewBuilder
+    rebuilt: dict[int, _Rebuilt] = field(default_factory=dict)  # provider item index -> its rewrite
+    token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
+    media: int = 0
+    model: ModelRef | None = None  # the model of the previous request: it answered the messages added since
+
+
+def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
+    """Name models on new view messages as OpenCode does: who answered, and the model a turn goes to.
+
+    Provider lists carry no model per message; without one the runtime looks for the newest
+    message that names a model across the whole history on every request.
+    """
+    for message in messages:
+        info = message["info"]
+        if info["role"] == "assistant":
+            info["modelID"] = answered_by.model_id
+            if answered_by.provider_id:
+                info["providerID"] = answered_by.provider_id
+        elif info["role"] == "user":
+            info["model"] = {"providerID": upcoming.provider_id or "", "modelID": upcoming.model_id}
 
 
 class Pruner:
@@ -76,7 +142,9 @@ class Pruner:
                 context["directory"] = str(directory)
             runtime.startup(context)
         self.runtime = runtime
+        self._sessions: dict[str, _Session] = {}
         self._media: dict[str, MediaRemoved] = {}
+        self._lock = threading.RLock()
 
     # -- one entry point per format ---------------------------------------------------------
     def openai_chat(self, messages: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
@@ -91,8 +159,7 @@ class Pruner:
         self, messages: list[Any], *, session_id: str, system: Any = None, model: str | None = None
     ) -> list[Any]:
         """The Messages API ``messages`` to send, pruned; ``system`` is read (for the budget), never changed."""
-        adapter = Adapter(ANTHROPIC.name, ANTHROPIC.provider, functools.partial(anthropic.to_view, system=system), ANTHROPIC.rebuild)
-        return self.prune(adapter, messages, session_id=session_id, model=model)
+        return self.prune(with_system(system), messages, session_id=session_id, model=model)
 
     # -- the shared flow ---------------------------------------------------------------------
     def prune(
@@ -105,29 +172,86 @@ class Pruner:
         provider: str | None = None,
     ) -> list[Any]:
         """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises."""
-        try:
-            if not isinstance(items, list) or not items:
-                return items
-            view = adapter.to_view(items, session_id)
-            ref = ModelRef(provider or adapter.provider or None, model)
-            outgoing = self.runtime.prepare(session_id, view.messages, model=ref)
-            if outgoing is None:
-                return items
-            apply(outgoing.patches)
-            edits = edits_by_item(view, outgoing.patches)
-            result = list(items)
-            for index, item_edits in edits.items():
-                result[index] = adapter.rebuild(items[index], item_edits)
-            media = removed_media(edits)
-            mark_removed(media)
-            per_image = self.runtime.config().context_budget.image_token_estimate
-            self._media[session_id] = MediaRemoved(len(media), len(media) * per_image)
-        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
-            log.exception("dcp: pruning %s messages failed; the request is sent unchanged", adapter.name)
+        if not isinstance(items, list) or not items:
             return items
+        with self._lock:
+            try:
+                ref = ModelRef(provider or adapter.provider or None, model)
+                session = self._session(adapter, items, session_id, ref)
+                view = session.builder.view
+                outgoing = self.runtime.prepare(session_id, view.messages, model=ref, since=session.token)
+                if outgoing is None:
+                    return items
+                result = self._write(adapter, session, items, outgoing)
+                per_image = self.runtime.config().context_budget.image_token_estimate
+                self._media[session_id] = MediaRemoved(session.media, session.media * per_image)
+            except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+                self._sessions.pop(session_id, None)
+                log.exception("dcp: pruning %s messages failed; the request is sent unchanged", adapter.name)
+                return items
         self.runtime.finish(outgoing, view.messages)
         return result
 
+    def _session(self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef) -> _Session:
+        """The session's view, fed with the items added since the last request (or read anew)."""
+        session = self._sessions.get(session_id)
+        seen = len(session.items) if session is not None else 0
+        if (
+            session is None
+            or session.adapter != adapter.name
+            or session.key != adapter.key
+            or len(items) < seen
+            or items[:seen] != session.items  # identity first: cheap when the host appended
+        ):
+            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id))
+            self._sessions[session_id] = session
+            seen = 0
+        messages = session.builder.view.messages
+        known = len(messages)
+        adapter.feed(session.builder, items, seen)
+        session.items = list(items)
+        if model.model_id is not None:
+            _name_models(messages[known:], session.model or model, model)
+            session.model = model
+        return session
+
+    def _write(self, adapter: Adapter, session: _Session, items: list[Any], outgoing: Outgoing) -> list[Any]:
+        """The provider list with every decision in force written; only items with new decisions are rebuilt.
+
+        The runtime hands over only the decisions made since the session's token (or all of
+        them when it started over); items rebuilt before are reused. The value a decision
+        writes is its ``value``, exactly what ``placeholders.apply`` would write into the view.
+        """
+        view = session.builder.view
+        if not outgoing.incremental:
+            session.rebuilt = {}
+            session.media = 0
+        dirty: set[int] = set()
+        for decision in outgoing.patches.decisions:
+            index = item_of(view, decision)
+            if index is None:
+                continue
+            done = session.rebuilt.get(index)
+            if done is None:
+                session.rebuilt[index] = done = _Rebuilt([], None, 0)
+            done.decisions.append(decision)
+            dirty.add(index)
+        for index in dirty:
+            done = session.rebuilt[index]
+            # A decision a later one replaced (a cut, then the whole output) no longer applies.
+            done.decisions = [d for d in done.decisions if not d.superseded]
+            edits = edits_of(view, done.decisions)
+            session.media -= done.media
+            done.media = sum(len(e.site.media) for e in edits if e.field == "output" and e.whole)
+            session.media += done.media
+            done.item = adapter.rebuild(items[index], edits)
+        session.token = outgoing.token
+        result = list(items)
+        for index, done in session.rebuilt.items():
+            result[index] = done.item
+        return result
+
+    # -- the rest of the runtime, in this format ---------------------------------------------
     def media_removed(self, session_id: str) -> MediaRemoved:
         """What the session's latest request no longer carries in media."""
         return self._media.get(session_id, MediaRemoved())
@@ -136,6 +260,13 @@ class Pruner:
         """The OpenCode-shaped view the pipeline sees of ``items`` (for commands, replays and tests)."""
         chosen = FORMATS[adapter] if isinstance(adapter, str) else adapter
         return chosen.to_view(items, session_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session: its view here, and its state in the runtime (its statistics stay stored)."""
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            self._media.pop(session_id, None)
+        self.runtime.drop(session_id)
 
     def command(
         self,

@@ -1,21 +1,22 @@
 """The OpenCode-shaped view a provider adapter builds, and the map from its tool calls back to the provider's items.
 
-The pipeline only reads ``{info, parts}`` messages. An adapter walks the provider's list once
+The pipeline only reads ``{info, parts}`` messages. An adapter walks the provider's list
 and builds new dicts in that shape (never touching the caller's objects), recording for every
-tool call where its call and its result live in the provider list (:class:`Site`). After the
-runtime's patches are written into the view, :func:`edits_by_item` says which provider items
-must be rebuilt and with what; every other item is passed back by reference.
+tool call where its call and its result live in the provider list (:class:`Site`). A builder
+can be fed more items later (a list that grew). The view itself is never patched: for the
+runtime's decisions, :func:`item_of` and :func:`edits_of` say which provider items must be
+rebuilt and with what; every other item is passed back by reference.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.formats.kinds import Kind, media_marker
-from dcp_plugin.pipeline.placeholders import Patches
+from dcp_plugin.pipeline.placeholders import Decision
 
 SELF = -1  # a Site position meaning "the provider item itself" (not a block inside it)
 
@@ -68,6 +69,7 @@ class ViewBuilder:
         self._open: dict[str, list[str]] = {}  # provider call id -> view call ids still waiting for a result
         self._seen: dict[str, int] = {}
         self._parts_of: dict[str, list[dict[str, Any]]] = {}  # view call id -> its message's parts
+        self.carry: Any = None  # what a format carries from one item to the next (an open response)
 
     def message(self, role: str, source: int, ident: str, info: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Start a view message for provider item ``source``; returns its parts list to append to."""
@@ -142,31 +144,24 @@ def media_digest(data: object) -> str:
     return type(data).__name__
 
 
-def edits_by_item(view: View, patches: Patches) -> dict[int, list[Edit]]:
-    """The rewrites the patches ask for, grouped by provider item index."""
-    grouped: dict[int, list[Edit]] = {}
-    for decision, state in patches:
+def edits_of(view: View, decisions: Iterable[Decision]) -> list[Edit]:
+    """The rewrites some decisions ask for: each one's place and the value a placeholder writes there."""
+    edits = []
+    for decision in decisions:
         site = view.sites.get(decision.call_id)
-        if site is None:
-            continue
-        where = site.result if decision.field == "output" else site.call
-        if where is None:
-            continue
-        value = state.get(decision.field)
-        grouped.setdefault(where[0], []).append(Edit(where[1], decision.field, value, site, decision.cuts is None))
-    return grouped
+        where = None if site is None else (site.result if decision.field == "output" else site.call)
+        if site is not None and where is not None:
+            value = decision.value
+            # A copy, so that a host changing what it sent cannot alter the decision's value.
+            edits.append(Edit(where[1], decision.field, dict(value) if type(value) is dict else value, site, decision.cuts is None))
+    return edits
 
 
-def removed_media(edits: dict[int, list[Edit]]) -> list[Media]:
-    """The media that go with outputs replaced as a whole."""
-    return [m for item in edits.values() for e in item if e.field == "output" and e.whole for m in e.site.media]
-
-
-def mark_removed(media: Sequence[Media]) -> None:
-    """Turn the view parts of removed media into their typed markers (so the budget stops counting them)."""
-    for m in media:
-        m.part.clear()
-        m.part.update({"type": "text", "text": media_marker(m.kind, m.detail), "synthetic": True})
+def item_of(view: View, decision: Decision) -> int | None:
+    """The index of the provider item a decision rewrites, None when the view has no place for it."""
+    site = view.sites.get(decision.call_id)
+    where = None if site is None else (site.result if decision.field == "output" else site.call)
+    return None if where is None else where[0]
 
 
 def markers(edit: Edit) -> list[str]:
