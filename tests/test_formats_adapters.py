@@ -238,3 +238,23 @@ def test_responses_validator_requires_reasoning_to_be_followed_by_its_item() -> 
 def test_chat_validator_rejects_a_tool_message_that_answers_nothing() -> None:
     assert any("answers no preceding" in p for p in validate.openai_chat(
         [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "zz", "content": "o"}]))
+
+
+def test_a_new_anthropic_system_prompt_reads_the_conversation_anew_with_the_same_result() -> None:
+    pruner = make_pruner()
+    messages = [{"role": "user", "content": "x"}, *anthropic_read("toolu_1"), *anthropic_read("toolu_2")]
+    first = pruner.anthropic(messages, session_id="s", system="be brief")
+    second = pruner.anthropic(messages, session_id="s", system=[{"type": "text", "text": "be thorough"}])
+    assert first == second and second[2]["content"][0]["content"] == DUPLICATE_PLACEHOLDER
+
+
+def test_a_host_changing_a_returned_item_cannot_change_the_plugins_decision() -> None:
+    pruner = make_pruner(DcpConfig.model_validate({"strategies": {"supersedeWrites": {"enabled": True}}}))
+    write = [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_w", "name": "write",
+                                                "input": {"filePath": "/proj/a.py", "content": "x" * 500}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_w", "content": "ok"}]}]
+    messages = [{"role": "user", "content": "x"}, *write, *anthropic_read("toolu_r")]
+    out = pruner.anthropic(messages, session_id="s")
+    out[1]["content"][0]["input"]["content"] = "host scribbled here"
+    (decision,) = pruner.runtime.view("s").in_force  # type: ignore[union-attr]
+    assert decision.value["content"].startswith("[dcp: content removed")

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.formats import FORMATS as FORMATS_BY_NAME
 from dcp_plugin.formats import Pruner
 from dcp_plugin.formats import anthropic as anthropic_format
 from dcp_plugin.formats import openai_chat as chat_format
@@ -50,9 +51,7 @@ class Format:
         if self.name == "anthropic":
             return pruner.anthropic(items, session_id=session, system=sc.SYSTEM)
         if self.name == "langchain":
-            from dcp_plugin.formats.langchain_middleware import LANGCHAIN
-
-            return pruner.prune(LANGCHAIN, items, session_id=session)
+            return pruner.prune(FORMATS_BY_NAME["langchain"], items, session_id=session)
         return getattr(pruner, self.name)(items, session_id=session)
 
 
@@ -193,3 +192,16 @@ def _breakpoints(messages: list[dict[str, Any]]) -> list[tuple[int, int, int]]:
             if count:
                 out.append((m, b, count))
     return out
+
+
+@formats
+@SETTINGS
+@given(conversation=sc.conversations())
+def test_a_list_the_host_appends_to_gets_the_same_requests_as_fresh_lists(fmt: Format, conversation: sc.Conversation) -> None:
+    appended = pruner(AGGRESSIVE)
+    fresh = pruner(AGGRESSIVE)
+    held: list[Any] = []  # one list object, grown in place like a host's history
+    for request in sc.requests(conversation):
+        rendered = fmt.render(request)
+        held.extend(rendered[len(held):])
+        assert fmt.prune(appended, held, "s") == fmt.prune(fresh, fmt.render(request), "s")

@@ -4,6 +4,7 @@
 """
 
 from dcp_plugin.formats.kinds import Kind, Typed
-from dcp_plugin.formats.pruner import FORMATS, Adapter, MediaRemoved, Pruner
+from dcp_plugin.formats.adapter import FORMATS, Adapter
+from dcp_plugin.formats.pruner import MediaRemoved, Pruner
 
 __all__ = ["FORMATS", "Adapter", "Kind", "MediaRemoved", "Pruner", "Typed"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from dcp_plugin.formats.items import as_dict, replace_at, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import Edit, View, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import Edit, ViewBuilder, digest, media_digest
 
 NAME = "anthropic"
 PROVIDER = "anthropic"
@@ -44,14 +44,6 @@ def _system_parts(system: Any) -> list[dict[str, Any]]:
         return [{"type": "text", "text": system}] if system else []
     text = text_blocks(system)
     return [{"type": "text", "text": text}] if text else []
-
-
-def to_view(messages: Sequence[Any], session_id: str, system: Any = None) -> View:
-    """The OpenCode-shaped view of a Messages API conversation (``system`` becomes its first message)."""
-    builder = ViewBuilder(session_id)
-    begin(builder, system)
-    feed(builder, messages, 0)
-    return builder.view
 
 
 def begin(builder: ViewBuilder, system: Any) -> None:

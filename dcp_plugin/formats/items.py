@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dcp_plugin.formats.view import Edit, markers
+from dcp_plugin.formats.view import Edit, markers, media_digest
 
 
 def as_dict(item: Any) -> dict[str, Any] | None:
@@ -61,6 +61,37 @@ def text_blocks(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
         if data is not None and data.get("type") in kinds and isinstance(data.get("text"), str):
             texts.append(data["text"])
     return "\n".join(texts)
+
+
+def read_content(
+    content: Any,
+    parts: list[dict[str, Any]],
+    texts: tuple[str, ...],
+    media: Callable[[dict[str, Any]], tuple[str, Any] | None],
+) -> list[str]:
+    """Append the view parts of a message's content (a string or blocks); returns what fingerprints it.
+
+    ``media`` says, for a block that is not text, its media type and its source (a URL,
+    data, a file id), or None for a block the view leaves out.
+    """
+    if isinstance(content, str):
+        parts.append({"type": "text", "text": content})
+        return [content]
+    keys: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        data = as_dict(block)
+        if data is None:
+            continue
+        text = data.get("text")
+        if data.get("type") in texts and isinstance(text, str):
+            parts.append({"type": "text", "text": text})
+            keys.append(text)
+            continue
+        found = media(data)
+        if found is not None:
+            parts.append({"type": "file", "mime": found[0]})
+            keys.append(media_digest(found[1]))
+    return keys
 
 
 def replaced_content(

@@ -14,7 +14,7 @@ from typing import Any
 
 from dcp_plugin.formats.items import as_dict, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, View, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest, media_digest
 
 NAME = "langchain"
 PROVIDER = ""  # LangChain wraps every provider: the model id says which
@@ -38,13 +38,6 @@ def _media(content: Any) -> list[tuple[Kind, str]]:
 def _ident(message: Any, *texts: str) -> str:
     ident = getattr(message, "id", None)
     return ident if isinstance(ident, str) and ident else digest(*texts)
-
-
-def to_view(messages: Sequence[Any], session_id: str) -> View:
-    """The OpenCode-shaped view of a LangChain message list."""
-    builder = ViewBuilder(session_id)
-    feed(builder, messages, 0)
-    return builder.view
 
 
 def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:

@@ -18,8 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from dcp_plugin.formats import langchain_messages
-from dcp_plugin.formats.pruner import Adapter, Pruner
+from dcp_plugin.formats.adapter import LANGCHAIN
+from dcp_plugin.formats.pruner import Pruner
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -30,9 +30,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 log = logging.getLogger("dcp_plugin")
 
-LANGCHAIN = Adapter(
-    langchain_messages.NAME, langchain_messages.PROVIDER, langchain_messages.feed, langchain_messages.rebuild
-)
 DEFAULT_SESSION = "langchain"
 
 

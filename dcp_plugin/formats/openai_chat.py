@@ -15,48 +15,32 @@ from dcp_plugin.formats.items import (
     as_dict,
     dump_arguments,
     parse_arguments,
+    read_content,
     replace_at,
     replaced_content,
     text_blocks,
 )
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, View, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest
 
 NAME = "openai_chat"
 PROVIDER = "openai"
 _TEXTS = ("text", "refusal")
 
 
+def _media(block: dict[str, Any]) -> tuple[str, Any] | None:
+    kind = block.get("type")
+    if kind == "image_url":
+        image = block.get("image_url")
+        return "image/*", image.get("url") if isinstance(image, dict) else image
+    if kind in ("input_audio", "file"):
+        return "application/octet-stream", str(block.get(kind))
+    return None
+
+
 def _user_parts(content: Any, parts: list[dict[str, Any]]) -> list[str]:
     """Append the view parts of a user/system content value; returns the fingerprint pieces."""
-    if isinstance(content, str):
-        parts.append({"type": "text", "text": content})
-        return [content]
-    keys: list[str] = []
-    for block in content if isinstance(content, list) else ():
-        data = as_dict(block)
-        if data is None:
-            continue
-        kind = data.get("type")
-        if kind == "text" and isinstance(data.get("text"), str):
-            parts.append({"type": "text", "text": data["text"]})
-            keys.append(data["text"])
-        elif kind == "image_url":
-            image = data.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else image
-            parts.append({"type": "file", "mime": "image/*", "url": url if isinstance(url, str) else ""})
-            keys.append(media_digest(url))
-        elif kind in ("input_audio", "file"):
-            parts.append({"type": "file", "mime": "application/octet-stream"})
-            keys.append(media_digest(str(data.get(kind))))
-    return keys
-
-
-def to_view(messages: Sequence[Any], session_id: str) -> View:
-    """The OpenCode-shaped view of a Chat Completions message list."""
-    builder = ViewBuilder(session_id)
-    feed(builder, messages, 0)
-    return builder.view
+    return read_content(content, parts, ("text",), _media)
 
 
 def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import as_dict, dump_arguments, parse_arguments, replaced_content, text_blocks
+from dcp_plugin.formats.items import as_dict, dump_arguments, parse_arguments, read_content, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, View, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest
 
 NAME = "openai_responses"
 PROVIDER = "openai"
@@ -42,13 +42,6 @@ def _output_media(output: Any) -> list[tuple[Kind, str]]:
         if data is not None and data.get("type") in _MEDIA:
             media.append((_MEDIA[data["type"]], _media_detail(data)))
     return media
-
-
-def to_view(items: Sequence[Any], session_id: str) -> View:
-    """The OpenCode-shaped view of a Responses input list."""
-    builder = ViewBuilder(session_id)
-    feed(builder, items, 0)
-    return builder.view
 
 
 def feed(builder: ViewBuilder, items: Sequence[Any], start: int) -> None:
@@ -88,22 +81,16 @@ def _ident(item: dict[str, Any]) -> str:
     return digest(text_blocks(item.get("content"), _TEXTS))
 
 
+def _input_media(block: dict[str, Any]) -> tuple[str, Any] | None:
+    kind = block.get("type")
+    if kind not in _MEDIA:
+        return None
+    mime = "image/*" if kind == "input_image" else "application/octet-stream"
+    return mime, block.get("image_url") or block.get("file_data") or block.get("file_id")
+
+
 def _message_parts(content: Any, parts: list[dict[str, Any]]) -> list[str]:
-    if isinstance(content, str):
-        parts.append({"type": "text", "text": content})
-        return [content]
-    keys: list[str] = []
-    for block in content if isinstance(content, list) else ():
-        data = as_dict(block)
-        if data is None:
-            continue
-        if data.get("type") in _TEXTS and isinstance(data.get("text"), str):
-            parts.append({"type": "text", "text": data["text"]})
-            keys.append(data["text"])
-        elif data.get("type") in _MEDIA:
-            parts.append({"type": "file", "mime": "image/*" if data["type"] == "input_image" else "application/octet-stream"})
-            keys.append(media_digest(data.get("image_url") or data.get("file_data") or data.get("file_id")))
-    return keys
+    return read_content(content, parts, _TEXTS, _input_media)
 
 
 def _model_item(builder: ViewBuilder, parts: list[dict[str, Any]], index: int, item: dict[str, Any], kind: Any) -> None:

@@ -16,61 +16,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.formats import anthropic, openai_chat, openai_responses
-from dcp_plugin.formats.view import Edit, View, ViewBuilder, edits_of, item_of
+from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
+from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
 from dcp_plugin.pipeline.conversation import ModelRef
 from dcp_plugin.pipeline.placeholders import Decision
 
 log = logging.getLogger("dcp_plugin")
-
-
-@dataclass(frozen=True, slots=True)
-class Adapter:
-    """A provider format: its name, provider id, how to read items into a view and how to rebuild one.
-
-    ``begin`` starts a view with what the request carries besides its items (Anthropic's
-    ``system``), and ``key`` is that value: a different key means a different view.
-    """
-
-    name: str
-    provider: str
-    feed: Callable[[ViewBuilder, Sequence[Any], int], None]
-    rebuild: Callable[[Any, list[Edit]], Any]
-    begin: Callable[[ViewBuilder], None] | None = None
-    key: Any = None
-
-    def start(self, session_id: str) -> ViewBuilder:
-        """An empty view builder for this format."""
-        builder = ViewBuilder(session_id)
-        if self.begin is not None:
-            self.begin(builder)
-        return builder
-
-    def to_view(self, items: Sequence[Any], session_id: str) -> View:
-        """The whole view of ``items``."""
-        builder = self.start(session_id)
-        self.feed(builder, items, 0)
-        return builder.view
-
-
-OPENAI_CHAT = Adapter(openai_chat.NAME, openai_chat.PROVIDER, openai_chat.feed, openai_chat.rebuild)
-OPENAI_RESPONSES = Adapter(openai_responses.NAME, openai_responses.PROVIDER, openai_responses.feed, openai_responses.rebuild)
-ANTHROPIC = Adapter(anthropic.NAME, anthropic.PROVIDER, anthropic.feed, anthropic.rebuild)
-FORMATS: dict[str, Adapter] = {a.name: a for a in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC)}
-
-
-def with_system(system: Any) -> Adapter:
-    """The Anthropic adapter for a request with this ``system`` prompt."""
-    if system is None:
-        return ANTHROPIC
-    return Adapter(ANTHROPIC.name, ANTHROPIC.provider, ANTHROPIC.feed, ANTHROPIC.rebuild,
-                   lambda builder: anthropic.begin(builder, system), system)
 
 
 @dataclass(frozen=True, slots=True)

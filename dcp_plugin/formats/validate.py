@@ -9,12 +9,23 @@ ids, thinking blocks and cache breakpoints.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dcp_plugin.formats.items import as_dict
 
 _ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def _objects(items: Sequence[Any], name: str, problems: list[str]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(index, where, item) of each item that is an object; the others are reported."""
+    for index, raw in enumerate(items):
+        where = f"{name}[{index}]"
+        item = as_dict(raw)
+        if item is None:
+            problems.append(f"{where}: not an object")
+        else:
+            yield index, where, item
 
 
 def openai_chat(messages: Sequence[Any]) -> list[str]:
@@ -33,12 +44,7 @@ def openai_chat(messages: Sequence[Any]) -> list[str]:
         return ["messages: must be a non-empty array"]
     waiting: set[str] = set()
     answered: set[str] = set()
-    for index, raw in enumerate(messages):
-        where = f"messages[{index}]"
-        message = as_dict(raw)
-        if message is None:
-            problems.append(f"{where}: not an object")
-            continue
+    for _, where, message in _objects(messages, "messages", problems):
         role = message.get("role")
         if role != "tool" and waiting:
             problems.append(f"{where}: tool calls {sorted(waiting)} were not answered before this message")
@@ -143,12 +149,7 @@ def openai_responses(items: Sequence[Any]) -> list[str]:
         return ["input: must be a non-empty array"]
     calls: dict[str, tuple[str, int]] = {}
     outputs: dict[str, int] = {}
-    for index, raw in enumerate(items):
-        where = f"input[{index}]"
-        item = as_dict(raw)
-        if item is None:
-            problems.append(f"{where}: not an object")
-            continue
+    for index, where, item in _objects(items, "input", problems):
         kind = item.get("type", "message")
         if kind == "message":
             problems += _responses_message(where, item)
@@ -243,12 +244,7 @@ def anthropic(messages: Sequence[Any], system: Any = None) -> list[str]:
     breakpoints = _count_breakpoints(system)
     seen_ids: set[str] = set()
     previous_calls: list[str] = []
-    for index, raw in enumerate(messages):
-        where = f"messages[{index}]"
-        message = as_dict(raw)
-        if message is None:
-            problems.append(f"{where}: not an object")
-            continue
+    for index, where, message in _objects(messages, "messages", problems):
         role = message.get("role")
         if index == 0 and role != "user":
             problems.append(f"{where}: the first message must be the user's")

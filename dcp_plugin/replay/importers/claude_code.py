@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats import anthropic
+from dcp_plugin.formats.adapter import ANTHROPIC
 from dcp_plugin.replay.importers.records import Record, anthropic_tokens, fill_turn_models, millis
 
 LINK_KEYS = ("sessionId", "uuid", "parentUuid", "leafUuid", "messageId")
@@ -97,7 +97,7 @@ def build(records: list[Record], where: str) -> tuple[dict[str, Any], list[dict[
             origins.append([record])
     first = chain[0][1] if chain else (records[0][1] if records else {})
     session_id = str(first.get("sessionId") or Path(where).stem)
-    view = anthropic.to_view(conversation, session_id)
+    view = ANTHROPIC.to_view(conversation, session_id)
     for message, source in zip(view.messages, view.sources, strict=True):
         _annotate(message["info"], origins[source])
     fill_turn_models(view.messages)

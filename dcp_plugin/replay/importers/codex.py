@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats import openai_responses
+from dcp_plugin.formats.adapter import OPENAI_RESPONSES
 from dcp_plugin.replay.importers.records import Record, fill_turn_models, millis, openai_tokens
 
 ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -118,7 +118,7 @@ def build(records: list[Record], where: str) -> tuple[dict[str, Any], list[dict[
     for _, record in records:
         reader.line(record)
     session_id = str(reader.info.get("id") or Path(where).stem)
-    view = openai_responses.to_view(reader.items, session_id)
+    view = OPENAI_RESPONSES.to_view(reader.items, session_id)
     ends = [*view.sources[1:], len(reader.items)]
     usage = list(reader.usage)
     for message, start, end in zip(view.messages, view.sources, ends, strict=True):

@@ -8,12 +8,12 @@ resends its whole history with every request, so the longest one holds all the o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from dcp_plugin.formats import anthropic, openai_chat, openai_responses
+from dcp_plugin.formats.adapter import FORMATS, with_system
 from dcp_plugin.formats.items import as_dict
-from dcp_plugin.formats.view import View
 from dcp_plugin.replay.importers.records import fill_turn_models
 from dcp_plugin.replay.sessionfile import SessionFileError
 
@@ -96,12 +96,8 @@ def build(data: Any, where: str, session_id: str) -> tuple[dict[str, Any], list[
         fmt = message_format(items, where)
     else:
         raise SessionFileError(f"{where}: expected a message list or a request with `messages` or `input`")
-    to_view: dict[str, Callable[[Sequence[Any], str], View]] = {
-        openai_chat.NAME: openai_chat.to_view,
-        openai_responses.NAME: openai_responses.to_view,
-        anthropic.NAME: lambda m, s: anthropic.to_view(m, s, system=system),
-    }
-    messages = to_view[fmt](items, session_id).messages
+    adapter = with_system(system) if fmt == anthropic.NAME else FORMATS[fmt]
+    messages = adapter.to_view(items, session_id).messages
     if model:
         for message in messages:
             if message["info"]["role"] == "assistant":
