@@ -83,3 +83,21 @@ def test_an_image_removed_without_a_marker_is_reported() -> None:
 
 def test_an_item_that_vanished_is_reported() -> None:
     assert kind_changes([Typed((2, 0), Kind.UNKNOWN)], []) != []
+
+
+def test_opencode_parts_are_typed_by_role_type_and_signature() -> None:
+    from dcp_plugin.formats import opencode
+
+    messages = [
+        {"info": {"role": "user"}, "parts": [{"type": "text", "text": "hi"}, {"type": "file", "mime": "image/png"}]},
+        {"info": {"role": "assistant"}, "parts": [
+            {"type": "reasoning", "text": "t", "metadata": {"anthropic": {"signature": "sig"}}},
+            {"type": "step-start"},
+            {"type": "tool", "tool": "read", "callID": "c", "state": {"status": "error", "input": {"filePath": "/a"}, "error": "no"}},
+        ]},
+        {"info": {"role": "assistant", "summary": True}, "parts": [{"type": "text", "text": "summary"}]},
+    ]
+    assert [t.kind for t in opencode.classify(messages)] == [
+        Kind.USER_TEXT, Kind.IMAGE, Kind.REASONING_SIGNED, Kind.UNKNOWN, Kind.TOOL_CALL, Kind.TOOL_ERROR,
+        Kind.COMPACTION_SUMMARY,
+    ]

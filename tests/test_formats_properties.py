@@ -205,3 +205,14 @@ def test_a_list_the_host_appends_to_gets_the_same_requests_as_fresh_lists(fmt: F
         rendered = fmt.render(request)
         held.extend(rendered[len(held):])
         assert fmt.prune(appended, held, "s") == fmt.prune(fresh, fmt.render(request), "s")
+
+
+@SETTINGS
+@given(conversation=sc.conversations())
+def test_pruning_opencode_messages_keeps_kinds(conversation: sc.Conversation) -> None:
+    from dcp_plugin.formats import opencode
+
+    messages = sc.opencode(conversation)
+    pruned = copy.deepcopy(messages)
+    Runtime("/proj", AGGRESSIVE).transform({}, {"messages": pruned})
+    assert kind_changes(opencode.classify(messages), opencode.classify(pruned)) == []

@@ -56,7 +56,7 @@ def model_id(model: Any) -> str | None:
     return None
 
 
-class DcpMiddleware(AgentMiddleware):  # type: ignore[misc]
+class DcpMiddleware(AgentMiddleware):
     """Prunes obsolete tool content from each model request of an agent; never changes the graph state."""
 
     def __init__(self, pruner: Pruner | None = None) -> None:

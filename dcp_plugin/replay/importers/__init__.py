@@ -47,12 +47,15 @@ def _from_lines(records: list[Record], where: str) -> Loaded:
     if not records:
         raise SessionFileError(f"{where}: the file is empty; expected {KNOWN}")
     number, first = records[0]
-    for importer in (codex, claude_code):
-        if importer.recognizes(first):
+    for recognizes, accepts, what, build in (
+        (codex.recognizes, codex.accepts, codex.WHAT, codex.build),
+        (claude_code.recognizes, claude_code.accepts, claude_code.WHAT, claude_code.build),
+    ):
+        if recognizes(first):
             for line, record in records:
-                if not importer.accepts(record):
-                    raise SessionFileError(f"{where}:{line}: expected {importer.WHAT}")
-            return importer.build(records, where)
+                if not accepts(record):
+                    raise SessionFileError(f"{where}:{line}: expected {what}")
+            return build(records, where)
     if requests.is_request(first):
         for line, record in records:
             if not requests.is_request(record):

@@ -89,7 +89,7 @@ def build(records: list[Record], where: str) -> tuple[dict[str, Any], list[dict[
             role == "user" and last is not None and last["role"] == "user"
             and _results_only(content) and _results_only(last["content"])
         )
-        if same_response or more_results:
+        if last is not None and (same_response or more_results):
             last["content"] = [*last["content"], *_as_blocks(content)]
             origins[-1].append(record)
         else:

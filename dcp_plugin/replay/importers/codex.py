@@ -101,7 +101,8 @@ class _Reader:
                 self.usage.append((len(self.items), last))
 
     def _meta(self, payload: dict[str, Any]) -> None:
-        meta = payload.get("meta") if isinstance(payload.get("meta"), dict) else payload
+        nested = payload.get("meta")
+        meta: dict[str, Any] = nested if isinstance(nested, dict) else payload
         if isinstance(meta.get("id"), str):
             self.info.setdefault("id", meta["id"])
         if isinstance(meta.get("cwd"), str):
