@@ -24,12 +24,21 @@ def add_parser(subparsers: Any) -> None:
         "replay",
         help="replay a recorded session through the plugin and show what it saves",
         description=(
-            "Replay a recorded session (an `opencode export` JSON or a bare messages array) request by "
-            "request through a real pluggy host that loads the plugin from its entry point. "
-            "Without FILE, replays the example session shipped with the package."
+            "Replay a recorded session request by request through a real pluggy host that loads the plugin "
+            "from its entry point. FILE is an `opencode export` JSON or a bare messages array, a Claude Code "
+            "session (~/.claude/projects/<project>/<session>.jsonl), a Codex CLI rollout "
+            "(~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), or OpenAI Chat, OpenAI Responses or Anthropic "
+            "messages or requests (a JSON list or request, or one request per line); the format is detected "
+            "from the content. Without FILE, replays the example session shipped with the package."
         ),
     )
-    p.add_argument("file", nargs="?", type=Path, help="session file, `-` for standard input (default: the shipped example)")
+    p.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        help="session file of OpenCode, Claude Code, Codex or provider requests, `-` for standard input "
+        "(default: the shipped example)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")

@@ -1,4 +1,4 @@
-"""Reading recorded sessions (an `opencode export` JSON or a bare messages array), with clear errors."""
+"""Reading recorded sessions (an `opencode export` JSON, a bare messages array, or another agent's session), with clear errors."""
 
 from __future__ import annotations
 
@@ -47,14 +47,36 @@ def _load_stdin() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def parse_session_text(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(info, messages) from JSON text; raises SessionFileError with line:column on bad JSON."""
+    """(info, messages) from a session's text in any supported format; SessionFileError names the line."""
+    from dcp_plugin.replay.importers import load_foreign
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # one JSON value per line: Claude Code, Codex, request logs
+            return load_foreign(text, None, where)
         raise SessionFileError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise SessionFileError(f"{where}: JSON nested too deeply") from None
+    if not is_opencode(data):
+        return load_foreign(text, data, where)
     return parse_session(data, where)
+
+
+def is_opencode(data: Any) -> bool:
+    """Whether parsed JSON claims to be OpenCode's (an export, or messages with ``info``/``parts``), rather than another format's."""
+    if isinstance(data, dict):
+        messages = data.get("messages")
+        if "info" in data or (isinstance(messages, list) and (not messages or _opencode_item(messages[0]))):
+            return True
+        return not (isinstance(messages, list) or isinstance(data.get("input"), list) or isinstance(data.get("type"), str))
+    if isinstance(data, list):
+        return not data or _opencode_item(data[0])
+    return True  # anything else gets parse_session's own message
+
+
+def _opencode_item(message: Any) -> bool:
+    return not isinstance(message, dict) or "info" in message or "parts" in message
 
 
 def parse_session(data: Any, where: str = "session") -> tuple[dict[str, Any], list[dict[str, Any]]]:

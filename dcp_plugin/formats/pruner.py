@@ -1,0 +1,246 @@
+"""One entry point per provider format: prune a message list right before it is sent.
+
+A host builds one :class:`Pruner` per process (it holds the sessions, like any other host's
+runtime) and calls the method for its format before every request; the returned list is what
+it sends. The caller's list and its items are never modified: items the plugin rewrites are
+new objects, every other item is passed back as the same object. Any failure inside the
+plugin is logged and the caller's own list comes back (fail open).
+
+Hosts append to their message lists, so the view of a session is kept between requests and
+only the items added since are read: a list whose first items are the ones seen last time
+(the same objects, or equal ones) is a continuation; anything else is read from scratch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
+from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
+from dcp_plugin.host.notifier import Notify
+from dcp_plugin.host.runtime import Outgoing, Runtime
+from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.pipeline.placeholders import Decision
+
+log = logging.getLogger("dcp_plugin")
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRemoved:
+    """Images and files a request no longer carries because their tool results were pruned."""
+
+    count: int = 0
+    tokens: int = 0  # counted with contextBudget.imageTokenEstimate each
+
+
+@dataclass(slots=True)
+class _Rebuilt:
+    decisions: list[Decision]  # in force on this item
+    item: Any  # the item rebuilt with them
+    media: int  # images and files they removed
+
+
+@dataclass(eq=False, slots=True)
+class _Session:
+    """A session's view, the provider items it was read from, and the items rebuilt last time."""
+
+    adapter: str
+    key: Any
+    items: list[Any]
+    builder: ViewBuilder
+    rebuilt: dict[int, _Rebuilt] = field(default_factory=dict)  # provider item index -> its rewrite
+    token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
+    media: int = 0
+    model: ModelRef | None = None  # the model of the previous request: it answered the messages added since
+
+
+def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
+    """Name models on new view messages as OpenCode does: who answered, and the model a turn goes to.
+
+    Provider lists carry no model per message; without one the runtime looks for the newest
+    message that names a model across the whole history on every request.
+    """
+    for message in messages:
+        info = message["info"]
+        if info["role"] == "assistant":
+            info["modelID"] = answered_by.model_id
+            if answered_by.provider_id:
+                info["providerID"] = answered_by.provider_id
+        elif info["role"] == "user":
+            info["model"] = {"providerID": upcoming.provider_id or "", "modelID": upcoming.model_id}
+
+
+class Pruner:
+    """Prunes OpenAI Chat, OpenAI Responses and Anthropic message lists with one runtime.
+
+    ``Pruner()`` reads the user's dcp.jsonc files and records statistics like every other
+    host; pass a :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise
+    (tests and what-ifs use one without a store).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime | None = None,
+        *,
+        directory: str | os.PathLike[str] | None = None,
+        notify: Notify | None = None,
+    ) -> None:
+        if runtime is None:
+            from dcp_plugin.host.persistence import USER_STORE
+
+            runtime = Runtime(directory, store=USER_STORE, create_global_config=True)
+            context: dict[str, Any] = {"notify": notify}
+            if directory is not None:
+                context["directory"] = str(directory)
+            runtime.startup(context)
+        self.runtime = runtime
+        self._sessions: dict[str, _Session] = {}
+        self._media: dict[str, MediaRemoved] = {}
+        self._lock = threading.RLock()
+
+    # -- one entry point per format ---------------------------------------------------------
+    def openai_chat(self, messages: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
+        """The Chat Completions ``messages`` to send, pruned."""
+        return self.prune(OPENAI_CHAT, messages, session_id=session_id, model=model)
+
+    def openai_responses(self, items: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
+        """The Responses ``input`` items to send, pruned."""
+        return self.prune(OPENAI_RESPONSES, items, session_id=session_id, model=model)
+
+    def anthropic(
+        self, messages: list[Any], *, session_id: str, system: Any = None, model: str | None = None
+    ) -> list[Any]:
+        """The Messages API ``messages`` to send, pruned; ``system`` is read (for the budget), never changed."""
+        return self.prune(with_system(system), messages, session_id=session_id, model=model)
+
+    # -- the shared flow ---------------------------------------------------------------------
+    def prune(
+        self,
+        adapter: Adapter,
+        items: list[Any],
+        *,
+        session_id: str,
+        model: str | None = None,
+        provider: str | None = None,
+    ) -> list[Any]:
+        """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises."""
+        if not isinstance(items, list) or not items:
+            return items
+        with self._lock:
+            try:
+                ref = ModelRef(provider or adapter.provider or None, model)
+                session = self._session(adapter, items, session_id, ref)
+                view = session.builder.view
+                outgoing = self.runtime.prepare(session_id, view.messages, model=ref, since=session.token)
+                if outgoing is None:
+                    return items
+                result = self._write(adapter, session, items, outgoing)
+                per_image = self.runtime.config().context_budget.image_token_estimate
+                self._media[session_id] = MediaRemoved(session.media, session.media * per_image)
+            except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+                self._sessions.pop(session_id, None)
+                log.exception("dcp: pruning %s messages failed; the request is sent unchanged", adapter.name)
+                return items
+        self.runtime.finish(outgoing, view.messages)
+        return result
+
+    def _session(self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef) -> _Session:
+        """The session's view, fed with the items added since the last request (or read anew)."""
+        session = self._sessions.get(session_id)
+        seen = len(session.items) if session is not None else 0
+        if (
+            session is None
+            or session.adapter != adapter.name
+            or session.key != adapter.key
+            or len(items) < seen
+            or items[:seen] != session.items  # identity first: cheap when the host appended
+        ):
+            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id))
+            self._sessions[session_id] = session
+            seen = 0
+        messages = session.builder.view.messages
+        known = len(messages)
+        adapter.feed(session.builder, items, seen)
+        session.items = list(items)
+        if model.model_id is not None:
+            _name_models(messages[known:], session.model or model, model)
+            session.model = model
+        return session
+
+    def _write(self, adapter: Adapter, session: _Session, items: list[Any], outgoing: Outgoing) -> list[Any]:
+        """The provider list with every decision in force written; only items with new decisions are rebuilt.
+
+        The runtime hands over only the decisions made since the session's token (or all of
+        them when it started over); items rebuilt before are reused. The value a decision
+        writes is its ``value``, exactly what ``placeholders.apply`` would write into the view.
+        """
+        view = session.builder.view
+        if not outgoing.incremental:
+            session.rebuilt = {}
+            session.media = 0
+        dirty: set[int] = set()
+        for decision in outgoing.patches.decisions:
+            index = item_of(view, decision)
+            if index is None:
+                continue
+            done = session.rebuilt.get(index)
+            if done is None:
+                session.rebuilt[index] = done = _Rebuilt([], None, 0)
+            done.decisions.append(decision)
+            dirty.add(index)
+        for index in dirty:
+            done = session.rebuilt[index]
+            # A decision a later one replaced (a cut, then the whole output) no longer applies.
+            done.decisions = [d for d in done.decisions if not d.superseded]
+            edits = edits_of(view, done.decisions)
+            session.media -= done.media
+            done.media = sum(len(e.site.media) for e in edits if e.field == "output" and e.whole)
+            session.media += done.media
+            done.item = adapter.rebuild(items[index], edits)
+        session.token = outgoing.token
+        result = list(items)
+        for index, done in session.rebuilt.items():
+            result[index] = done.item
+        return result
+
+    # -- the rest of the runtime, in this format ---------------------------------------------
+    def media_removed(self, session_id: str) -> MediaRemoved:
+        """What the session's latest request no longer carries in media."""
+        return self._media.get(session_id, MediaRemoved())
+
+    def view(self, adapter: Adapter | str, items: list[Any], *, session_id: str = "default") -> View:
+        """The OpenCode-shaped view the pipeline sees of ``items`` (for commands, replays and tests)."""
+        chosen = FORMATS[adapter] if isinstance(adapter, str) else adapter
+        return chosen.to_view(items, session_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session: its view here, and its state in the runtime (its statistics stay stored)."""
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            self._media.pop(session_id, None)
+        self.runtime.drop(session_id)
+
+    def command(
+        self,
+        arguments: str,
+        *,
+        session_id: str,
+        messages: list[Any] | None = None,
+        format: Adapter | str = OPENAI_CHAT,
+    ) -> str | None:
+        """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off."""
+        input: dict[str, Any] = {"command": "dcp", "arguments": arguments, "sessionID": session_id}
+        if messages:
+            try:
+                input["messages"] = self.view(format, messages, session_id=session_id).messages
+            except Exception:  # noqa: BLE001 - answer from what the runtime already knows
+                log.exception("dcp: could not read the messages for /dcp")
+        output: dict[str, Any] = {}
+        self.runtime.command(input, output)
+        if not output.get("handled"):
+            return None
+        return "\n".join(str(p.get("text", "")) for p in output.get("parts", []) if isinstance(p, dict))
