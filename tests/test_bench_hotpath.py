@@ -31,7 +31,8 @@ TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_an
 @pytest.fixture(scope="module")
 def recorded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("rec") / "export.json"
-    path.write_text(json.dumps(generate_session(80, seed=7)), encoding="utf-8")
+    # A seed whose history has a write that is read back, so every strategy has work.
+    path.write_text(json.dumps(generate_session(80, seed=5)), encoding="utf-8")
     return path
 
 
@@ -85,7 +86,9 @@ def test_savings_total_is_the_sum_of_the_strategies(result: dict[str, Any]) -> N
         for config_name in ("default", "supersedeWrites"):
             saved = row["savings"][config_name]
             assert saved["tokens"] == sum(s["tokens"] for s in saved["by_strategy"].values())
-            assert 0 < saved["tokens"] < row["request_tokens"]
+            # Written now (the cache scheduler may still hold some back), never more than decided.
+            assert 0 <= saved["tokens"] <= saved["decided_tokens"] < row["request_tokens"]
+            assert saved["decided_tokens"] > 0
         assert row["savings"]["default"]["by_strategy"]["supersedeWrites"] == {"calls": 0, "tokens": 0}
         assert row["savings"]["supersedeWrites"]["by_strategy"]["supersedeWrites"]["calls"] > 0
 
