@@ -165,9 +165,10 @@ class Runtime:
 
     def config(self) -> DcpConfig:
         """The effective config, re-read cheaply when a file changed."""
-        return self._config_source().get()
+        config: DcpConfig = self._config_source().get()
+        return config
 
-    def _config_source(self) -> Any:
+    def _config_source(self) -> Any:  # a ConfigSource, or any ConfigProvider (e.g. StaticConfig)
         if self._config is None:
             from dcp_plugin.config.source import ConfigSource
 

@@ -14,6 +14,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
 from dcp_plugin.pipeline.placeholders import Patches
@@ -122,6 +123,7 @@ def plugin_host(directory: str, config: DcpConfig | None = None) -> tuple[pluggy
     pm.add_hookspecs(hostspec)
     runtime = Runtime(directory, config)
     pm.register(DcpPlugin(runtime), name="dcp")
+    trace_hooks(pm)
     pm.hook.host_startup(context={"directory": directory, "persist": False})
     return pm, runtime
 
