@@ -35,7 +35,8 @@ _USER_ASKS = (
 
 
 class _Sim:
-    def __init__(self, seed: int, directory: str) -> None:
+    def __init__(self, seed: int, directory: str, busy: bool = False) -> None:
+        self.busy = busy
         self.rng = random.Random(seed)
         # Time has a stream of its own, so modelling it never changes what a seed's session says.
         self.time_rng = random.Random(seed * 7919 + 1)
@@ -74,7 +75,7 @@ class _Sim:
             rng = self.rng
             lines = [
                 "    " * rng.randint(0, 2) + " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 9)))
-                for _ in range(rng.randint(10, 120))
+                for _ in range(rng.randint(80, 400) if self.busy else rng.randint(10, 120))
             ]
             self.contents[path] = "\n".join(lines)
         return self.contents[path]
@@ -222,9 +223,15 @@ class _Sim:
         return "task", {"description": "Investigate", "prompt": f"Look into {path}", "subagent_type": "general"}, "The sub-agent found nothing unusual.", None
 
 
-def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY) -> dict[str, Any]:
-    """A session of about ``messages`` messages that looks like real coding work, same for the same seed."""
-    sim = _Sim(seed, directory)
+def generate_session(
+    messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY, busy: bool = False
+) -> dict[str, Any]:
+    """A session of about ``messages`` messages that looks like real coding work, same for the same seed.
+
+    ``busy``: a heavier agent, with several tool calls per step (about 1.2 per message) and
+    files of 80-400 lines, so outputs are long.
+    """
+    sim = _Sim(seed, directory, busy)
     rng = sim.rng
     while len(sim.messages) < messages:
         focus = rng.choice(sim.files[:-1])
@@ -233,7 +240,8 @@ def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAUL
         for _ in range(steps):
             if len(sim.messages) >= messages - 1:
                 break
-            calls = [sim.random_call(focus) for _ in range(1 if rng.random() < 0.85 else 2)]
+            count = rng.choice((1, 1, 2, 2, 3)) if busy else (1 if rng.random() < 0.85 else 2)
+            calls = [sim.random_call(focus) for _ in range(count)]
             text = "Let me look." if rng.random() < 0.3 else None
             sim.assistant(calls, text)
         if len(sim.messages) < messages:
