@@ -492,3 +492,25 @@ def test_a_client_keeping_patches_by_token_always_holds_the_from_scratch_set(ste
         token, base = reply.get("patchToken"), total
         assert {(p["partID"], p["field"]): p["value"] for p in kept} == reference_patches(messages[:total])
         assert len(kept) == len({(p["partID"], p["field"]) for p in kept})
+
+
+# -- the context budget reaches the OpenCode user -----------------------------------------------------
+
+
+def test_crossing_a_budget_threshold_becomes_one_toast_after_the_reply() -> None:
+    h = Harness()
+    h.send({"id": 1, "op": "startup", "context": {"directory": PROJECT}})
+    small_window = {"providerID": "p", "modelID": "m", "limit": {"context": 300}}
+    messages = dup_session()
+    request = transform_request(2, "ses_a", messages)
+    request["model"] = small_window
+    h.send(request)
+    toasts = [e for e in h.events() if e["event"] == "notify" and "Context" in e["text"]]
+    assert len(toasts) == 1 and "of 300 tokens" in toasts[0]["text"]
+    # The reply line comes first: bookkeeping (and so the toast) runs after it.
+    kinds = ["event" if "event" in json.loads(line) else "reply" for line in h.lines]
+    assert kinds.index("reply", 1) < kinds.index("event")
+    again = transform_request(3, "ses_a", messages, base=len(messages))
+    again["model"] = small_window
+    h.send(again)
+    assert len([e for e in h.events() if e["event"] == "notify" and "Context" in e["text"]]) == 1

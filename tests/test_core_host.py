@@ -235,3 +235,35 @@ def test_without_the_switch_hooks_are_not_traced() -> None:
     from dcp_plugin.host.tracing import trace_hooks
 
     assert trace_hooks(pluggy.PluginManager(dcp_plugin.PROJECT_NAME), {}) is False
+
+
+def plugin_host_with(runtime: Runtime) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(dcp_plugin.PROJECT_NAME)
+    pm.add_hookspecs(dcp_plugin.host.hostspec)
+    pm.register(dcp_plugin.DcpPlugin(runtime), name="dcp")
+    return pm
+
+
+def test_the_context_snapshot_hook_answers_with_the_tier_and_the_tip_text() -> None:
+    pm = plugin_host_with(Runtime(PROJECT, StaticConfig(make_config())))
+    pm.hook.chat_messages_transform(input={"model": {"id": "m", "limit": {"context": 300}}}, output={"messages": duplicate_reads()})
+    snapshot = pm.hook.context_snapshot(session_id="ses_a")
+    assert snapshot["context_limit"] == 300 and snapshot["tier"] == "hard"
+    assert snapshot["tip"] == "context-critical" and "of 300 tokens" in snapshot["tip_text"]
+
+
+def test_the_context_snapshot_hook_knows_nothing_of_an_unseen_session() -> None:
+    pm = plugin_host_with(Runtime(PROJECT, StaticConfig(make_config())))
+    assert pm.hook.context_snapshot(session_id="nobody") is None
+
+
+def test_the_compaction_advice_hook_runs_the_hosts_summarize_past_the_auto_threshold() -> None:
+    runtime = Runtime(PROJECT, StaticConfig(make_config()))
+    pm = plugin_host_with(runtime)
+    asked: list[dict] = []
+    pm.hook.host_startup(context={"directory": PROJECT, "summarize": lambda request: asked.append(request) or {"text": "summary", "finish_reason": "stop"}})
+    msgs = duplicate_reads()
+    pm.hook.chat_messages_transform(input={"model": {"id": "m", "limit": {"context": 300}}}, output={"messages": msgs})
+    advice = pm.hook.compaction_advice(session_id="ses_a", messages=msgs)
+    assert advice["status"] == "forced" and advice["summary"] == "summary"
+    assert asked and asked[0]["thinking"] is False
