@@ -102,3 +102,18 @@ def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None
     out, _ = run(messages)
     assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
     assert out[3]["parts"][0]["state"]["output"] == BIG
+
+
+def test_a_message_id_is_never_taken_for_a_model_id() -> None:
+    from dcp_plugin.pipeline.conversation import model_ref
+
+    assert model_ref({"id": "msg_1", "role": "assistant", "providerID": "anthropic"}) == model_ref({"providerID": "anthropic"})
+    assert model_ref({"id": "claude-x", "providerID": "anthropic", "limit": {"context": 9}}).model_id == "claude-x"  # type: ignore[union-attr]
+
+
+def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
+    from dcp_plugin.pipeline.conversation import ModelRef, model_ref
+
+    assert model_ref({"role": "assistant", "modelID": "m", "providerID": "p"}) == ModelRef("p", "m")
+    assert model_ref({"role": "user", "model": {"providerID": "p", "modelID": "m"}}) == ModelRef("p", "m")
+    assert model_ref({"id": "m", "providerID": "p", "limit": {"context": 1000}}) == ModelRef("p", "m", 1000)

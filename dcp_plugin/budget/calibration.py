@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from dcp_plugin.pipeline.conversation import info_of, model_ref
 from dcp_plugin.pipeline.tokens import (
     CHARS_PER_TOKEN_JSON,
     CHARS_PER_TOKEN_TEXT,
@@ -223,15 +224,8 @@ def message_key(message: Mapping[str, Any], index: int) -> str:
 
 
 def _model_of(message: Mapping[str, Any]) -> str | None:
-    info = message.get("info")
-    if not isinstance(info, Mapping):
-        return None
-    model = info.get("modelID")
-    if isinstance(model, str) and model:
-        return model
-    nested = info.get("model")
-    inner = nested.get("modelID") if isinstance(nested, Mapping) else None
-    return inner if isinstance(inner, str) and inner else None
+    ref = model_ref(info_of(message))
+    return ref.model_id if ref is not None else None
 
 
 def advance(

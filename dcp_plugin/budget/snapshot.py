@@ -11,11 +11,11 @@ from dcp_plugin.budget.calibration import (
     Calibrator,
     EstimatorState,
     advance,
-    message_key,
     predict,
 )
 from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
 from dcp_plugin.budget.severity import Severity, severity, usage_ratio
+from dcp_plugin.pipeline.conversation import HistoryMark
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.pipeline.tokens import DEFAULT_IMAGE_TOKENS
@@ -143,8 +143,7 @@ class BudgetTracker:
         self.last: ContextSnapshot | None = None
         self._state = EstimatorState()
         self._before_last = EstimatorState()
-        self._first_key: str | None = None
-        self._last_key: str | None = None
+        self._mark = HistoryMark()
         self._image_tokens = DEFAULT_IMAGE_TOKENS
 
     @property
@@ -156,22 +155,10 @@ class BudgetTracker:
         """Forget the history read so far (it was rewritten); keep the calibration."""
         self._state = EstimatorState()
         self._before_last = EstimatorState()
-        self._first_key = None
-        self._last_key = None
-
-    def _rewritten(self, messages: Sequence[Mapping[str, Any]]) -> bool:
-        seen = self._state.count
-        if seen == 0:
-            return False
-        if len(messages) < seen:
-            return True
-        return (
-            message_key(messages[0], 0) != self._first_key
-            or message_key(messages[seen - 1], seen - 1) != self._last_key
-        )
+        self._mark = HistoryMark()
 
     def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int) -> None:
-        if image_tokens != self._image_tokens or self._rewritten(messages):
+        if image_tokens != self._image_tokens or not self._mark.continues(messages):
             self.reset()
             self._image_tokens = image_tokens
         # Re-read the newest seen message: it may have gained parts or usage since.
@@ -182,9 +169,7 @@ class BudgetTracker:
             state = advance(state, messages[index], self.calibrator, image_tokens)
         self._before_last = before_last
         self._state = state
-        if messages:
-            self._first_key = message_key(messages[0], 0)
-            self._last_key = message_key(messages[-1], len(messages) - 1)
+        self._mark.advance(messages)
 
     def observe(
         self,

@@ -172,7 +172,9 @@ def model_ref(value: Any) -> ModelRef | None:
         inner = model_ref(nested)
         if inner is not None:
             return inner
-    model_id = _text_id(value.get("modelID")) or _text_id(value.get("id") if "limit" in value or "providerID" in value else None)
+    # A host model object names its model `id`; a message's info has an `id` too, its own.
+    host_object = "role" not in value and ("limit" in value or "providerID" in value)
+    model_id = _text_id(value.get("modelID")) or (_text_id(value.get("id")) if host_object else None)
     provider_id = _text_id(value.get("providerID"))
     limit = value.get("limit")
     context = _positive_int(limit.get("context")) if isinstance(limit, Mapping) else None
