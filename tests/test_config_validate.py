@@ -173,3 +173,17 @@ def test_what_validation_keeps_is_always_valid(data: dict[str, Any]) -> None:
     clean, _ = check(data)
     again, problems = check(clean)
     assert again == clean and problems == []
+
+
+def test_only_the_first_patterns_crossing_directories_twice_are_used() -> None:
+    from dcp_plugin.config.validate import validate_layer
+    from dcp_plugin.pipeline.globs import MAX_DEEP_PATTERNS, compile_spec
+
+    deep = [f"**/d{i}/**/x" for i in range(MAX_DEEP_PATTERNS + 4)]
+    data, problems = validate_layer({"protectedFilePatterns": ["*.lock", *deep]}, "f.jsonc")
+    assert data["protectedFilePatterns"] == ["*.lock", *deep[:MAX_DEEP_PATTERNS]]
+    [problem] = problems
+    assert "4 more are ignored" in problem.text and problem.key == "protectedFilePatterns"
+    # The host holds the same line even for a list that was never validated.
+    spec = compile_spec(("*.lock", *deep), False)
+    assert spec is not None and len(spec.patterns) == MAX_DEEP_PATTERNS + 1

@@ -14,7 +14,9 @@ from dcp_plugin.config import schema as schema_mod
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.problems import SKIPPED, Problem, lookup, show_value
 from dcp_plugin.config.schema import KeyPath, dotted
-from dcp_plugin.pipeline.globs import pattern_problem
+from dcp_plugin.pipeline.globs import MAX_DEEP_PATTERNS, pattern_problem, within_deep_budget
+
+PATTERNS_KEY = "protectedFilePatterns"
 
 LEGACY_KEY = "contextPercentageThreshold"
 LEGACY_TEXT = "was removed; thresholds are now computed internally"
@@ -71,7 +73,7 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
 
     `data` is modified in place and returned. All errors are reported, not just the first.
     """
-    problems: list[Problem] = cut_long_lists(data, name)
+    problems: list[Problem] = cut_long_lists(data, name) + cut_deep_patterns(data, name)
     legacy = remove_key_everywhere(data, LEGACY_KEY)
     if legacy:
         where = ", ".join(f"`{dotted(p)}`" for p in legacy)
@@ -122,6 +124,23 @@ def cut_long_lists(data: dict[str, Any], name: str) -> list[Problem]:
             problems.append(Problem("error", name, text, key=dotted(key_path)))
             del value[limit:]
     return problems
+
+
+def cut_deep_patterns(data: dict[str, Any], name: str) -> list[Problem]:
+    """protectedFilePatterns past the budget of patterns with two `**` dropped, with one message."""
+    value = data.get(PATTERNS_KEY)
+    if not isinstance(value, list):
+        return []
+    kept = within_deep_budget(value)
+    if len(kept) == len(value):
+        return []
+    dropped = len(value) - len(kept)
+    value[:] = kept
+    text = (
+        f"has more than {MAX_DEEP_PATTERNS} patterns that cross directories twice (like `**/a/**/b`), each slow "
+        f"to match; the first {MAX_DEEP_PATTERNS} are used, {dropped:,} more are ignored"
+    )
+    return [Problem("error", name, text, key=PATTERNS_KEY)]
 
 
 def _unknown_problems(name: str, parent: Path, keys: list[str]) -> list[Problem]:
