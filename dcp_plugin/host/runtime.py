@@ -37,7 +37,7 @@ from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
-from dcp_plugin.pipeline.conversation import ModelRef, latest_model, model_ref, session_id_of
+from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
@@ -210,7 +210,7 @@ class Runtime:
             state = session.state
             host_model = (model or ModelRef()).merged_over(self._startup_model)
             state.update(messages, changed_from, request=request, model=host_model)
-            session.model = self._model_for(model, messages)
+            session.model = self._model_for(model, state.latest_model)
             try:
                 patches, incremental = self._plan(state, messages, since)
             except Desync:
@@ -237,8 +237,9 @@ class Runtime:
             return plan(messages, state.applied[since[1] :]), True
         return plan(messages, state.applied), False
 
-    def _model_for(self, model: ModelRef | None, messages: Sequence[Any]) -> ModelRef | None:
-        known = (model or ModelRef()).merged_over(self._startup_model).merged_over(latest_model(messages))
+    def _model_for(self, model: ModelRef | None, named: ModelRef | None) -> ModelRef | None:
+        """The request's model: the host's, else the startup one, else the newest a message names."""
+        known = (model or ModelRef()).merged_over(self._startup_model).merged_over(named)
         return None if known == ModelRef() else known
 
     def finish(self, outgoing: Outgoing, messages: Sequence[Any], *, request: bool = True) -> ContextSnapshot | None:

@@ -118,6 +118,11 @@ class SessionState:
         self.restart()
 
     @property
+    def latest_model(self) -> ModelRef | None:
+        """The newest model the messages read so far name (kept as they are read: no scan per request)."""
+        return self._model
+
+    @property
     def saved_tokens(self) -> int:
         """Tokens the applied decisions in force remove from every request."""
         return self.scheduler.saved
