@@ -117,3 +117,49 @@ def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
     assert model_ref({"role": "assistant", "modelID": "m", "providerID": "p"}) == ModelRef("p", "m")
     assert model_ref({"role": "user", "model": {"providerID": "p", "modelID": "m"}}) == ModelRef("p", "m")
     assert model_ref({"id": "m", "providerID": "p", "limit": {"context": 1000}}) == ModelRef("p", "m", 1000)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dcp_plugin.pipeline.fenwick import Fenwick  # noqa: E402
+from dcp_plugin.pipeline.tokens import tokens_removed, tool_state_tokens  # noqa: E402
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=80),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["completed", "error", "running"]),
+    _json,
+    _json,
+    st.booleans(),
+    st.sampled_from(["input", "output"]),
+    _json,
+)
+def test_tokens_removed_is_the_difference_the_whole_part_shows(status, tool_input, output, compacted, field, value):
+    state = {"status": status, "input": tool_input, "output": output, "error": "boom"}
+    if compacted:
+        state["time"] = {"compacted": 1}
+    whole = max(0, tool_state_tokens(state) - tool_state_tokens({**state, field: value}))
+    assert tokens_removed(state, field, value) == whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(-50, 50)), max_size=60), st.integers(-3, 70))
+def test_fenwick_prefix_sums_equal_a_plain_list(operations, end):
+    tree, plain = Fenwick(), []
+    for kind, a, b in operations:
+        if kind == 0 or not plain:
+            tree.append(a % 1000)
+            plain.append(a % 1000)
+        else:
+            position = a % len(plain)
+            tree.add(position, b)
+            plain[position] += b
+    assert tree.prefix(end) == sum(plain[: max(end, 0)])
+    assert tree.total == sum(plain)

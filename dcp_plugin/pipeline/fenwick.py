@@ -6,11 +6,12 @@ from __future__ import annotations
 class Fenwick:
     """Integer values at positions 0..len-1 with fast point updates and prefix sums."""
 
-    __slots__ = ("_tree", "_values")
+    __slots__ = ("_tree", "_values", "total")
 
     def __init__(self) -> None:
         self._tree: list[int] = [0]  # 1-based internal array
         self._values: list[int] = []
+        self.total = 0  # the sum of every value: most queries ask for all of them
 
     def __len__(self) -> int:
         return len(self._values)
@@ -19,6 +20,7 @@ class Fenwick:
         """Add a position at the end holding ``value``."""
         index = len(self._values) + 1
         self._values.append(value)
+        self.total += value
         low = index & -index
         # tree[i] covers (i - low, i]: the new value plus the sums already covered below it.
         self._tree.append(value + self.prefix(index - 1) - self.prefix(index - low))
@@ -26,6 +28,7 @@ class Fenwick:
     def add(self, position: int, delta: int) -> None:
         """Add ``delta`` to the value at ``position``."""
         self._values[position] += delta
+        self.total += delta
         index = position + 1
         tree = self._tree
         size = len(tree)
@@ -39,7 +42,9 @@ class Fenwick:
 
     def prefix(self, end: int) -> int:
         """Sum of positions [0, end)."""
-        end = min(end, len(self._values))
+        if end >= len(self._values):
+            return self.total
+        end = max(end, 0)
         total = 0
         tree = self._tree
         while end > 0:

@@ -113,7 +113,15 @@ def tokens_removed(state: Mapping[str, Any], field: str, value: Any) -> int:
     ``/dcp context``): it counts what the host really sends, so an output the host already
     cleared itself (OpenCode's compacted outputs) saves nothing.
     """
-    return max(0, tool_state_tokens(state) - tool_state_tokens({**state, field: value}))
+    # Only the replaced field's share changes; estimating it alone skips encoding the rest.
+    return max(0, _field_tokens(state, field) - _field_tokens({**state, field: value}, field))
+
+
+def _field_tokens(state: Mapping[str, Any], field: str) -> int:
+    if field == "input":
+        return estimate_json_tokens(state.get("input") or {})
+    output = _tool_output(state)
+    return estimate_json_tokens(output) if output != "" else 0
 
 
 def _file_estimate(part: Mapping[str, Any], image_tokens: int) -> ContentEstimate:
