@@ -514,3 +514,19 @@ def test_crossing_a_budget_threshold_becomes_one_toast_after_the_reply() -> None
     again["model"] = small_window
     h.send(again)
     assert len([e for e in h.events() if e["event"] == "notify" and "Context" in e["text"]]) == 1
+
+
+def test_a_full_resend_of_what_the_bridge_already_holds_does_not_start_over() -> None:
+    # The shim resends in full after a request timed out; the bridge had finished that work.
+    h = Harness()
+    messages = dup_session()
+    h.transform("ses_a", messages)
+    h.transform("ses_a", messages, reset=True)
+    assert h.runtime.view("ses_a").restarts == 0  # type: ignore[union-attr]
+
+
+def test_a_full_resend_of_a_rewritten_history_starts_over() -> None:
+    h = Harness()
+    h.transform("ses_a", dup_session())
+    h.transform("ses_a", dup_session(), reset=True)  # new ids: an undo, a compaction
+    assert h.runtime.view("ses_a").restarts == 1  # type: ignore[union-attr]

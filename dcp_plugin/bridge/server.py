@@ -15,7 +15,7 @@ from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resy
 from dcp_plugin.bridge.protocol import ProtocolError
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import model_ref
+from dcp_plugin.pipeline.conversation import message_id, model_ref
 from dcp_plugin.pipeline.placeholders import to_wire
 
 log = logging.getLogger("dcp_plugin.bridge")
@@ -38,6 +38,17 @@ def parse_token(token: Any) -> tuple[int, int] | None:
     if not (epoch.isdigit() and count.isdigit()):
         return None
     return int(epoch), int(count)
+
+
+def _extends(held: list[Any], messages: list[Any]) -> bool:
+    """Whether ``messages`` starts with exactly the messages ``held``.
+
+    Ids first (a rewritten history fails there, cheaply), then content: same ids with another
+    content is a rewrite too. Comparing is far cheaper than replaying the history.
+    """
+    if len(messages) < len(held) or any(message_id(a) != message_id(b) for a, b in zip(held, messages)):
+        return False
+    return messages[: len(held)] == held
 
 
 class BridgeServer:
@@ -118,9 +129,11 @@ class BridgeServer:
         """The session's mirror after applying the request's delta, and the first resent index."""
         delta = protocol.delta_of(request)
         mirror = self.mirrors.get_or_create(session_id)
-        if delta.reset and mirror.messages:
-            # The JS side resends in full when it saw the history change anywhere: start the
-            # session's decisions over so the result equals a from-scratch run on the new list.
+        if delta.reset and mirror.messages and not _extends(mirror.messages, delta.messages):
+            # The JS side resends in full when the history was rewritten (or it lost track of
+            # what we hold): start over, so the result equals a from-scratch run on the new list.
+            # A full resend of what we already hold (its previous request timed out) is not a
+            # rewrite: starting over would redo the work that timed out, again and again.
             self.runtime.reset(session_id)
         try:
             changed_from = mirror.apply(delta)
