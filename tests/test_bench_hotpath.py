@@ -85,7 +85,8 @@ def test_savings_total_is_the_sum_of_the_strategies(result: dict[str, Any]) -> N
         for config_name in ("default", "supersedeWrites"):
             saved = row["savings"][config_name]
             assert saved["tokens"] == sum(s["tokens"] for s in saved["by_strategy"].values())
-            assert 0 < saved["tokens"] < row["request_tokens"]
+            # The cache scheduler may still hold every decision back (it never spends what pruning has not saved).
+            assert 0 <= saved["tokens"] < row["request_tokens"]
         assert row["savings"]["default"]["by_strategy"]["supersedeWrites"] == {"calls": 0, "tokens": 0}
         assert row["savings"]["supersedeWrites"]["by_strategy"]["supersedeWrites"]["calls"] > 0
 
