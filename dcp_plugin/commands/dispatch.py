@@ -53,6 +53,8 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
         config.context_budget.image_token_estimate,
         view.directory if view is not None else runtime.directory,
     )
+    if view is not None:
+        breakdown.model_tools = dict(view.model_tools)
     text = context.render_text(breakdown)
     if not config.enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."

@@ -279,6 +279,11 @@ class Runtime:
                     self._debug(state, fresh)
                     if request:
                         self._notify_pruned(state, [d for d in fresh if d.strategy != SWEEP])
+                restores = state.tools.take_new_restores()
+                if restores:
+                    self._persistence.record_restores(
+                        state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
+                    )
                 image_tokens = config.context_budget.image_token_estimate
                 snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
                 tip = session.snapshots.tip_change()

@@ -15,6 +15,7 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.placeholders import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import estimate_message_tokens
@@ -117,6 +118,9 @@ def replay(
     """
     pm, runtime = host if host is not None else plugin_host(directory, config)
     session = session_id_of(None, messages)
+    if any(p.get("tool") in TOOL_NAMES for m in messages for p in m["parts"]):
+        # Recorded with the plugin's tools: the model's own prunes are part of the session.
+        pm.hook.tool_definitions()
     # Tool states are copied once so placeholders can be undone from the pristine originals.
     working = [
         {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}

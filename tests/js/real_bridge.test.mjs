@@ -147,3 +147,27 @@ test("a /dcp command in a session the real bridge has not seen sends the stored 
   assert.deepEqual([command.reset, command.messages.length], [true, 3]);
   assert.doesNotMatch(client.calls.prompts[0].body.parts[0].text, /unavailable|failed/);
 });
+
+test("the real bridge offers the tools, and a discard the model calls prunes at the next request", { skip }, async (t) => {
+  const { hooks, client } = await realPlugin(t);
+  assert.deepEqual(Object.keys(hooks.tool), ["discard", "extract", "restore"]);
+  const a = read("/p/a.txt");
+  const history = [user("read a"), a, read("/p/b.txt")];
+  await transform(hooks, structuredClone(history));
+  const id = python("import sys; from dcp_plugin.pipeline.ids import short_id; print(short_id(sys.argv[1]))", a.parts[0].callID).stdout.trim();
+  const ctx = { sessionID: SID, messageID: "msg_d", callID: "call_discard", agent: "build" };
+  const result = await hooks.tool.discard.execute({ ids: [id], reason: "done" }, ctx);
+  assert.match(result.output, /^Discarded 1 output/);
+  const call = {
+    info: { id: "msg_d", sessionID: SID, role: "assistant" },
+    parts: [{ id: "prt_d", sessionID: SID, messageID: "msg_d", type: "tool", tool: "discard", callID: "call_discard",
+              state: { status: "completed", input: { ids: [id], reason: "done" }, output: result.output, title: result.title, metadata: {}, time: { start: 1, end: 2 } } }],
+  };
+  history.push(call);
+  const out = await transform(hooks, structuredClone(history));
+  assert.match(outputOf(out[1]), new RegExp(`^\\[dcp: output discarded by the model: the task that needed it is done \\(id ${id}\\)\\]$`));
+  const system = { system: ["base"] };
+  await hooks["experimental.chat.system.transform"]({ sessionID: SID }, system);
+  assert.match(system.system[1], /^\[dcp: instructions\]/);
+  assert.equal(client.calls.logs.filter((l) => l.level === "warn" || l.level === "error").length, 0, JSON.stringify(client.calls.logs));
+});

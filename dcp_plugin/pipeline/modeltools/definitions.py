@@ -6,9 +6,8 @@ import copy
 from typing import Any
 
 from dcp_plugin.config.model import ToolsConfig
+from dcp_plugin.pipeline.strategies import DISCARD, EXTRACT
 
-DISCARD = "discard"
-EXTRACT = "extract"
 RESTORE = "restore"
 NAMES: tuple[str, ...] = (DISCARD, EXTRACT, RESTORE)
 PRUNING_TOOLS: frozenset[str] = frozenset({DISCARD, EXTRACT})

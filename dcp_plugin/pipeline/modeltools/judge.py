@@ -115,7 +115,8 @@ def judge(scope: Scope, call: Call) -> Verdict:
 def read_ids(value: Any) -> list[str] | str:
     """The ids a call names, normalized and without repeats; a string saying what is wrong otherwise."""
     if isinstance(value, str):
-        value = [piece for piece in value.replace(",", " ").split() if piece]
+        # "3kq7, 8mzp", "id 3kq7 and id 8mzp": every word but the connecting ones.
+        value = [piece for piece in value.replace(",", " ").split() if piece.lower() not in ("id", "ids", "and")]
     if not isinstance(value, list):
         return 'ids must be a list of ids, e.g. ["3kq7"]'
     if not value:

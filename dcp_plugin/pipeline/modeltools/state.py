@@ -69,7 +69,8 @@ class ModelTools:
         self._results = 0  # completed tool results seen
         self._listed_results: int | None = None  # _results when the last list was written
         self._listed: frozenset[str] = frozenset()  # ids the last list named
-        self._listed_tokens = 0
+        self._covered: frozenset[str] = frozenset()  # ids the last list named or summed up
+        self._covered_tokens = 0
         self._nudged = 0  # the highest tier level nudged at since the context was below warn
 
     @property
@@ -174,13 +175,13 @@ class ModelTools:
         ids = frozenset(record.ident or record.call_id for record, _ in shown)
         nudge = level > self._nudged
         since = self._results - (self._listed_results or 0)
-        fresh = sum(size for record, size in entries if (record.ident or record.call_id) not in self._listed)
+        fresh = sum(size for record, size in entries if (record.ident or record.call_id) not in self._covered)
         due = (
             nudge
             or (since >= tools.nudge_frequency and ids != self._listed)
             or (
                 self._listed_results is not None
-                and fresh >= max(self._listed_tokens, CHANGED_ENOUGH * tools.min_tokens)
+                and fresh >= max(self._covered_tokens, CHANGED_ENOUGH * tools.min_tokens)
             )
         )
         if not due:
@@ -195,7 +196,8 @@ class ModelTools:
         )
         self._listed_results = self._results
         self._listed = ids
-        self._listed_tokens = sum(size for _, size in shown)
+        self._covered = frozenset(record.ident or record.call_id for record, _ in entries)
+        self._covered_tokens = total
         if nudge:
             self._nudged = level
         return Listing(host, text)
