@@ -6,13 +6,18 @@ import copy
 import re
 
 from helpers import PROJECT, call, make_config, tool_parts, user
-from tools_helpers import BIG, ToolHost, ident, lists
+from tools_helpers import BIG, ToolHost, every_list, ident, lists, written
 
 from dcp_plugin.formats.kinds import Kind, placeholder_kind
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
 
 EVERY_3 = {"tools": {"nudgeFrequency": 3}}
+
+
+def timed(message: dict, minute: int) -> dict:
+    message["info"]["time"] = {"created": minute * 60_000}
+    return message
 
 
 def reads(host: ToolHost, count: int, start: int = 0) -> list[str]:
@@ -57,7 +62,7 @@ def test_the_list_is_the_plugins_own_words_never_the_users() -> None:
     reads(host, 3)
     [text] = lists(host.sent[-1])
     assert placeholder_kind(text.strip()) is Kind.INSTRUCTIONS
-    assert "written by the context-pruning plugin, not by the user" in text
+    assert "listed by the context-pruning plugin, not by the user" in text
 
 
 def test_a_written_list_is_byte_identical_on_every_later_request_and_after_a_restart() -> None:
@@ -82,7 +87,7 @@ def test_nothing_changes_between_two_requests_when_nothing_new_arrived() -> None
 def test_no_new_list_until_nudge_frequency_more_results() -> None:
     host = ToolHost.start(**EVERY_3).add(user())
     reads(host, 8)
-    assert [len(lists(sent)) for sent in host.sent] == [0, 0, 1, 1, 1, 2, 2, 2]
+    assert written(host) == [0, 0, 1, 1, 1, 2, 2, 2]
 
 
 def test_a_list_comes_sooner_when_much_more_became_prunable() -> None:
@@ -90,11 +95,11 @@ def test_a_list_comes_sooner_when_much_more_became_prunable() -> None:
     for n in range(50):
         host.read(f"s{n}.py", "short output, " * 30)
         host.request()
-    before = len(lists(host.sent[-1]))
+    before = written(host)[-1]
     host.read("huge.py", BIG * 20)
     host.read("next.py")
     host.request()
-    assert (before, len(lists(host.sent[-1]))) == (1, 2)
+    assert (before, written(host)[-1]) == (1, 2)
 
 
 def test_the_list_never_names_protected_or_pruned_outputs() -> None:
@@ -114,14 +119,30 @@ def test_the_list_never_names_protected_or_pruned_outputs() -> None:
 def test_a_nudge_is_added_when_the_context_reaches_the_warn_threshold() -> None:
     small = {"providerID": "p", "id": "m", "limit": {"context": 40_000}}  # warn at 24,000 tokens
     host = ToolHost.start(tools={"nudgeFrequency": 100}).add(user())
-    texts = []
     for n in range(30):
         host.read(f"f{n}.py", BIG)
-        texts.append(lists(host.request(model=small)))
-    nudges = [found[-1].splitlines()[-1] for n, found in enumerate(texts) if found and len(found) > len(texts[n - 1])]
+        host.request(model=small)
+    nudges = [text.splitlines()[-1] for text in every_list(host)]
     # 40K: warn at 24,000, and auto and hard both at 28,000 (the small window folds them into one).
     assert [re.search(r"past the (\w+) threshold", line).group(1) for line in nudges] == ["warn", "hard"]
     assert nudges[0].endswith("past the warn threshold: discard or extract what you no longer need.")
+
+
+def test_a_newer_list_takes_the_older_one_out_once_that_pays_for_the_cache() -> None:
+    host = ToolHost.start(cache={"scheduler": True}, **EVERY_3).add(timed(user(), 0))
+    for n in range(6):
+        host.read(f"f{n}.py", BIG + str(n))
+        timed(host.messages[-1], n + 1)
+        host.request()
+    assert written(host)[-1] == 2 and len(lists(host.sent[-1])) == 2  # the older list is in the warm prefix
+    host.add(timed(user("after a break"), 60))  # the cache has expired: taking it out is free
+    assert len(lists(host.request())) == 1
+
+
+def test_without_the_scheduler_a_newer_list_takes_the_older_one_out_at_once() -> None:
+    host = ToolHost.start(**EVERY_3).add(user())
+    reads(host, 6)
+    assert written(host)[-1] == 2 and len(lists(host.sent[-1])) == 1
 
 
 def test_a_prune_of_the_output_that_carries_a_list_takes_the_list_with_it() -> None:

@@ -84,4 +84,28 @@ def lists(messages: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-__all__ = ["BIG", "PROJECT", "SESSION", "ToolHost", "ident", "lists", "user"]
+def written(host: ToolHost) -> list[int]:
+    """After each request, how many lists were written so far (a list taken out again still counts)."""
+    seen: set[tuple[str, str]] = set()
+    counts = []
+    for sent in host.sent:
+        for part in tool_parts(sent):
+            output = part["state"].get("output")
+            if isinstance(output, str) and LIST_HEAD in output:
+                seen.add((part["callID"], output[output.index(LIST_HEAD) :]))
+        counts.append(len(seen))
+    return counts
+
+
+def every_list(host: ToolHost) -> list[str]:
+    """Every list written in the requests so far, oldest first."""
+    found: dict[tuple[str, str], None] = {}
+    for sent in host.sent:
+        for part in tool_parts(sent):
+            output = part["state"].get("output")
+            if isinstance(output, str) and LIST_HEAD in output:
+                found[(part["callID"], output[output.index(LIST_HEAD) :])] = None
+    return [text for _, text in found]
+
+
+__all__ = ["BIG", "PROJECT", "SESSION", "ToolHost", "every_list", "ident", "lists", "user", "written"]

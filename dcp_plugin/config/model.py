@@ -53,7 +53,7 @@ class ToolsConfig(Section):
     extract: ToolConfig = ToolConfig()
     restore: ToolConfig = ToolConfig()
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
-    nudge_frequency: int = Field(default=10, ge=1, le=1000, alias="nudgeFrequency")
+    nudge_frequency: int = Field(default=20, ge=1, le=1000, alias="nudgeFrequency")
     cooldown_steps: int = Field(default=3, ge=0, le=1000, alias="cooldownSteps")
     min_tokens: int = Field(default=250, ge=0, le=1_000_000, alias="minTokens")
     max_failures: int = Field(default=3, ge=1, le=1000, alias="maxFailures")

@@ -107,6 +107,7 @@ class Decision:
     applied_at: int | None = None
     superseded: bool = False
     note: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
+    withdraws: Decision | None = None  # the note this decision takes out again (the output as it was)
 
     @property
     def call_id(self) -> str:
@@ -231,6 +232,24 @@ def note(record: CallRecord, strategy: str, text: str, state: dict[str, Any]) ->
         cuts=((end, end, text),),
         expect_length=end,
         note=True,
+    )
+
+
+def withdrawal(added: Decision, state: dict[str, Any]) -> Decision | None:
+    """A decision that takes a note out again: the output as stored (a patch with no cuts); None if it changed."""
+    output = state.get("output")
+    if not isinstance(output, str) or len(output) != added.expect_length:
+        return None
+    return Decision(
+        record=added.record,
+        strategy=added.strategy,
+        field="output",
+        value=output,
+        tokens_saved=-added.tokens_saved,
+        cuts=(),
+        expect_length=len(output),
+        note=True,
+        withdraws=added,
     )
 
 

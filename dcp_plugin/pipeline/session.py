@@ -15,7 +15,7 @@ from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, me
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
-from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, note, sweep_edit
+from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, note, sweep_edit, withdrawal
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
@@ -85,6 +85,7 @@ class SessionState:
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
         self.in_force_count = 0  # how many applied decisions are in force
         self._young: list[tuple[int, int, CallRecord, str, Edit]] = []
+        self._list: Decision | None = None  # the newest prunable list written
         self._timeline = 0  # messages read for request points, times and models
         self._time_ms = 0  # newest timestamp among them
         self._model: ModelRef | None = None  # newest model they name
@@ -105,6 +106,7 @@ class SessionState:
         self.new_applied = []
         self.in_force_count = 0
         self._young = []
+        self._list = None
         self._timeline = 0
         self._time_ms = 0
         self._model = None
@@ -200,11 +202,7 @@ class SessionState:
             self.ledger, messages, self.directory, self.scheduled_end, count, reached, tokens, limit
         )
         if listing is not None:
-            state = self.ledger.state_of(messages, listing.host)
-            added = note(listing.host, LIST_STRATEGY, listing.text, state) if state is not None else None
-            if added is not None:
-                listing.host.note = added
-                self._pend(added)
+            self._write_list(messages, listing.host, listing.text)
         point = Point(
             count,
             self._time_ms,
@@ -216,6 +214,27 @@ class SessionState:
         for decision in self.scheduler.at(point, self.points):
             self._mark_applied(decision)
         self.scheduled_end = count
+
+    def _write_list(self, messages: Sequence[Any], host: CallRecord, text: str) -> None:
+        """Append a new list to ``host``'s output, and take the previous list out once that pays.
+
+        The new list is at the tail (free to write); the previous one lies in the cached prefix, so
+        taking it out waits for the scheduler like any prune (when the cache is cold, say).
+        """
+        state = self.ledger.state_of(messages, host)
+        added = note(host, LIST_STRATEGY, text, state) if state is not None else None
+        if added is None:
+            return
+        host.note = added
+        self._pend(added)
+        previous, self._list = self._list, added
+        if previous is None or previous.superseded or previous.record.note is not previous:
+            return
+        old_state = self.ledger.state_of(messages, previous.record)
+        gone = withdrawal(previous, old_state) if old_state is not None else None
+        if gone is not None:
+            previous.record.note = gone
+            self._pend(gone)
 
     def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None) -> None:
         ledger = self.ledger
@@ -344,13 +363,22 @@ class SessionState:
         if decision.field == "output":
             record.output_decision = decision
             if record.note is not None:
-                # The prune rewrites the whole output: a list appended to it goes too.
-                self._retire(record.note)
+                self._drop_note(record.note)
                 record.note = None
         else:
             record.input_decision = decision
         self._pend(decision)
         return decision
+
+    def _drop_note(self, current: Decision) -> None:
+        """A prune rewrites a whole output: a list appended to it goes with it (a withdrawal still waiting too)."""
+        gone = current.withdraws
+        if gone is None:
+            self._retire(current)
+        elif current.applied_at is None:
+            self._retire(current)
+            self._retire(gone)
+        # A withdrawal already written took the list out: nothing is left to drop.
 
     def _pend(self, decision: Decision) -> None:
         self.decisions.append(decision)
@@ -374,6 +402,9 @@ class SessionState:
             self._mark_applied(decision)
 
     def _mark_applied(self, decision: Decision) -> None:
+        if decision.withdraws is not None:
+            # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
+            decision.withdraws.superseded = True
         self.applied.append(decision)
         if not decision.note:
             self.new_applied.append(decision)

@@ -24,8 +24,8 @@ from dcp_plugin.pipeline.tokens import tokens_removed
 # What a written list is recorded as: a note (plugin text added to an output), never a prune.
 LIST_STRATEGY = "dcp.list"
 # The list names at most this many outputs, largest first: about 15 tokens a row, so a full
-# list costs about 300 tokens; the rest are summed in one line (any valid id still works).
-LIST_LIMIT = 20
+# list costs about 240 tokens; the rest are summed in one line (any valid id still works).
+LIST_LIMIT = 12
 # An output that would free fewer tokens than this is not worth a row of the list (a row costs
 # about 15 tokens, and a discard call about 40 more).
 LIST_MIN_TOKENS = 50

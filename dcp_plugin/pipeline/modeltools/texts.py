@@ -8,8 +8,8 @@ from collections.abc import Sequence
 # never applies a call whose stored result says it was refused.
 REFUSED = "Refused:"
 LIST_HEAD = (
-    "[dcp: instructions - prunable tool outputs; this list is written by the context-pruning plugin, "
-    "not by the user, and replaces earlier lists. discard or extract them by id when you no longer need them]"
+    "[dcp: instructions - outputs you may prune, listed by the context-pruning plugin, not by the user; "
+    "replaces earlier lists. discard or extract them by id]"
 )
 VALID_IDS_SHOWN = 20
 
@@ -43,10 +43,7 @@ def valid_ids(ids: Sequence[str], what: str) -> str:
 def pruned(action: str, labels: Sequence[str], removed: int) -> str:
     """The result of an accepted discard or extract."""
     head = f"{action.capitalize()} {outputs(len(labels))} ({tokens(removed)}): {'; '.join(labels)}."
-    return (
-        f"{head} Each leaves the context at the next request, or later while rewriting the provider's cached "
-        "prompt would cost more than it saves; restore brings any of them back."
-    )
+    return f"{head} They leave the context once rewriting the cached prompt pays (often at once); restore brings them back."
 
 
 def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> str:
