@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=1000, help="messages per generated session (default 1000)")
     parser.add_argument("--seeds", type=int, default=3, help="generated sessions per row (default 3)")
     args = parser.parse_args(argv)
-    result = {"prune": prune_cost(), "lists": list_cost(args.messages, args.seeds), "loop": loop_cost()}
+    result: dict[str, Any] = {"prune": prune_cost(), "lists": list_cost(args.messages, args.seeds), "loop": loop_cost()}
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()

@@ -860,46 +860,38 @@ export default async function DcpBridgePlugin(ctx, options) {
     throw new BridgeError("remote", "bridge asked for a resync twice");
   }
 
-  // Answers a /dcp command through the child; the session's messages go along only when the
-  // child does not hold them yet.
-  async function runCommand(sessionID, args) {
-    const extra = { command: COMMAND_NAME, arguments: args };
+  // Sends `op` for a session through the child: without its messages when the child holds the
+  // session, else (not synced by a transform yet, e.g. the first thing in a resumed session, or
+  // dropped by the child while idle) with the stored messages in full. `modelFor(fallback)` is
+  // the model to send along.
+  async function sendForSession(op, sessionID, extra, modelFor) {
     const known = sync.held(sessionID, bridge.generation);
     if (known) {
       if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
-      extra.model = await withConfiguredLimit(client, models.get(sessionID) || known.model);
       try {
-        return await bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
+        const model = await modelFor(known.model);
+        return await bridge.request({ op, sessionID, ...extra, model }, settings.commandTimeoutMs);
       } catch (err) {
-        // The child dropped the session (idle): fall through and send it in full.
         if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
         sync.forget(sessionID);
       }
     }
-    // Not synced by a transform yet (e.g. the first thing in a resumed session).
     const messages = await fetchSessionMessages(client, sessionID);
-    extra.model = await withConfiguredLimit(client, models.get(sessionID) || modelOf(messages));
-    return (await syncAndSend("command", sessionID, messages, extra, settings.commandTimeoutMs)).reply;
+    const full = { ...extra, model: await modelFor(modelOf(messages)) };
+    return (await syncAndSend(op, sessionID, messages, full, settings.commandTimeoutMs)).reply;
   }
 
-  // Runs a call of one of the plugin's tools through the child, like a command: the session's
-  // messages go along only when the child does not hold them yet.
-  async function runTool(sessionID, name, args, callID) {
-    const extra = { name, arguments: args ?? {}, callID: callID ?? null };
-    const known = sync.held(sessionID, bridge.generation);
-    if (known) {
-      if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
-      try {
-        return await bridge.request({ op: "tool", sessionID, ...extra }, settings.commandTimeoutMs);
-      } catch (err) {
-        if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
-        sync.forget(sessionID);
-      }
-    }
-    const messages = await fetchSessionMessages(client, sessionID);
-    extra.model = models.get(sessionID) || modelOf(messages);
-    return (await syncAndSend("tool", sessionID, messages, extra, settings.commandTimeoutMs)).reply;
-  }
+  // Answers a /dcp command through the child, with the session's model and its configured limit.
+  const runCommand = (sessionID, args) =>
+    sendForSession("command", sessionID, { command: COMMAND_NAME, arguments: args }, (fallback) =>
+      withConfiguredLimit(client, models.get(sessionID) || fallback),
+    );
+
+  // Runs a call of one of the plugin's tools through the child, like a command.
+  const runTool = (sessionID, name, args, callID) =>
+    sendForSession("tool", sessionID, { name, arguments: args ?? {}, callID: callID ?? null }, async (fallback) =>
+      models.get(sessionID) || fallback,
+    );
 
   // OpenCode's shape of a plugin tool: `args` are JSON Schema properties (OpenCode makes them all
   // required); `execute` answers the model. A refused call throws, so OpenCode records it as a

@@ -127,7 +127,7 @@ def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[s
 
 
 @hookspec
-def tool_definitions() -> list[dict[str, Any]]:
+def tool_definitions() -> list[dict[str, Any]]:  # type: ignore[empty-body]
     """The tools a plugin offers the model; a host that calls this gives them to the model.
 
     Returns a list of ``{"name": str, "description": str, "parameters": dict}``, where

@@ -562,6 +562,12 @@ class Store:
         return bool(self._run(False, work))
 
 
+def _integers(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> tuple[int, int, int]:
+    """The three integers of a one-row query."""
+    a, b, c = conn.execute(sql, args).fetchone()
+    return int(a), int(b), int(c)
+
+
 def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stats:
     """Stats of one session (or all with None) since the last reset, from an open database."""
     since = 0.0
@@ -575,19 +581,16 @@ def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stat
         args,
     ):
         stats.by_strategy[str(strategy)] = (int(count), int(tokens))
-    row = conn.execute(
+    stats.sessions, stats.requests, stats.tokens_saved_sent = _integers(
+        conn,
         "SELECT COUNT(CASE WHEN last_seen > ? THEN 1 END), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0)"
         f" FROM sessions WHERE 1 {where}",
         args,
-    ).fetchone()
-    stats.sessions, stats.requests, stats.tokens_saved_sent = (int(v) for v in row)
+    )
     if "restored" in _table_names(conn):
-        restored = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(outputs), 0), COALESCE(SUM(tokens), 0) FROM restored"
-            f" WHERE decided_at > ? {where}",
-            args,
-        ).fetchone()
-        stats.restores, stats.restored_outputs, stats.restored_tokens = (int(v) for v in restored)
+        stats.restores, stats.restored_outputs, stats.restored_tokens = _integers(
+            conn, f"SELECT COUNT(*), COALESCE(SUM(outputs), 0), COALESCE(SUM(tokens), 0) FROM restored WHERE decided_at > ? {where}", args
+        )
     # A database of version 1 (opened read-only, so not migrated) has no cost columns yet.
     if {name for name, _ in _SESSION_COLUMNS_V2} <= {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}:
         only = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())

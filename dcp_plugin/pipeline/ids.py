@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Container
 
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 # 4 characters are 20 bits: two calls share an id with probability about n²/2M, so a session
@@ -36,7 +37,7 @@ def short_id(call_id: str, length: int = SHORT) -> str:
     return _digits(call_id)[: max(1, min(length, _MAX))]
 
 
-def assign_id(call_id: str, taken: set[str] | dict[str, object]) -> str:
+def assign_id(call_id: str, taken: Container[str]) -> str:
     """The shortest id of ``call_id`` (at least :data:`SHORT` characters) not in ``taken``."""
     digits = _digits(call_id)
     for length in range(SHORT, _MAX + 1):

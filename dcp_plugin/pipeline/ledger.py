@@ -161,6 +161,7 @@ class Ledger:
                 continue
             status = state.get("status")
             part_id = part.get("id")
+            ident = assign_id(call_id, self.by_ident)
             record = CallRecord(
                 call_id=call_id,
                 tool=tool,
@@ -171,13 +172,13 @@ class Ledger:
                 message_id=message_id(message),
                 turn=self.turn,
                 status=status if isinstance(status, str) else "pending",
-                ident=assign_id(call_id, self.by_ident),
+                ident=ident,
                 step=self.step_at[index] if index < len(self.step_at) else self.steps,
             )
             self._seq += 1
             self.records.append(record)
             self.by_call[call_id] = record
-            self.by_ident[record.ident] = record
+            self.by_ident[ident] = record
             if record.status in FINAL_STATUSES:
                 result.finished.append(record)
             else:

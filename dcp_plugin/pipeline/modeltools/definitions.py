@@ -6,7 +6,8 @@ import copy
 from typing import Any
 
 from dcp_plugin.config.model import ToolsConfig
-from dcp_plugin.pipeline.strategies import DISCARD, EXTRACT
+from dcp_plugin.pipeline.strategies import DISCARD as DISCARD
+from dcp_plugin.pipeline.strategies import EXTRACT as EXTRACT
 
 RESTORE = "restore"
 NAMES: tuple[str, ...] = (DISCARD, EXTRACT, RESTORE)

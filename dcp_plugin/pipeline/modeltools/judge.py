@@ -167,29 +167,40 @@ def _edits(call: Call, arguments: dict[str, Any], ids: list[str]) -> list[tuple[
     return edits
 
 
-def _target(scope: Scope, call: Call, ident: str) -> tuple[CallRecord | None, dict[str, Any] | None, str | None]:
-    """The call an id names and its state, or why the id names nothing the call may prune or restore."""
-    record = scope.ledger.by_ident.get(ident)
-    state = Ledger.state_of(scope.messages, record) if record is not None else None
-    if record is None or record.message_index >= call.message_index or state is None:
-        return None, None, f"{ident}: no tool output has this id (misspelled, or from an undone part of the conversation)"
-    return record, state, None
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A call an id names: its record, its state in the messages, and its label for the model."""
+
+    ident: str
+    record: CallRecord
+    state: dict[str, Any]
+    label: str
+
+
+def _targets(scope: Scope, call: Call, ids: Sequence[str]) -> tuple[list[_Target], list[str]]:
+    """The calls the ids name, and a problem for each id that names nothing the call may prune or restore."""
+    found: list[_Target] = []
+    unknown: list[str] = []
+    for ident in ids:
+        record = scope.ledger.by_ident.get(ident)
+        state = Ledger.state_of(scope.messages, record) if record is not None else None
+        if record is None or record.message_index >= call.message_index or state is None:
+            unknown.append(f"{ident}: no tool output has this id (misspelled, or from an undone part of the conversation)")
+        else:
+            found.append(_Target(ident, record, state, call_label(record.tool, state.get("input"), scope.directory)))
+    return found, unknown
 
 
 def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
-    problems: list[str] = []
-    unknown = False
+    targets, unknown = _targets(scope, call, [ident for ident, _ in edits])
+    edit_of = dict(edits)
+    problems: list[str] = list(unknown)
     prunes: list[tuple[CallRecord, Edit]] = []
     labels: list[str] = []
     removed = 0
     tp = scope.config.turn_protection
-    for ident, edit in edits:
-        record, state, problem = _target(scope, call, ident)
-        if record is None or state is None:
-            unknown = True
-            problems.append(str(problem))
-            continue
-        label = call_label(record.tool, state.get("input"), scope.directory)
+    for target in targets:
+        ident, record, state, label, edit = target.ident, target.record, target.state, target.label, edit_of[target.ident]
         paths = extract_paths(record.tool, state.get("input"))
         owner = record.output_decision
         preview = decide(record, call.name, edit, state) if owner is None else None
@@ -240,17 +251,12 @@ def restorable(record: CallRecord) -> list[Decision]:
 
 
 def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
+    targets, unknown = _targets(scope, call, ids)
     sections: list[tuple[str, str]] = []
-    problems: list[str] = []
-    unknown = False
+    problems: list[str] = list(unknown)
     restored_tokens = 0
-    for ident in ids:
-        record, state, problem = _target(scope, call, ident)
-        if record is None or state is None:
-            unknown = True
-            problems.append(str(problem))
-            continue
-        label = call_label(record.tool, state.get("input"), scope.directory)
+    for target in targets:
+        ident, record, state, label = target.ident, target.record, target.state, target.label
         decisions = restorable(record)
         if not decisions:
             waiting = record.output_decision is not None or record.input_decision is not None
