@@ -8,6 +8,8 @@
   cold, for instance), so older lists linger. Generated sessions are run with the cache scheduler
   on and the tools offered (never called); the share of all the session's prompt tokens that
   lists take is reported per frequency.
+- **The hot path**: a warm request (one new message) and a cold one (a session seen for the
+  first time) with the tools offered, as a ratio to the same request without them, in one run.
 - **A looping model** (``cooldownSteps``, ``maxFailures``): a model that calls discard on every
   step of one user turn, always naming a prunable output. Reported per setting: calls accepted,
   refused, and the tokens those calls leave in every later request.
@@ -21,7 +23,9 @@ import argparse
 import copy
 import itertools
 import json
+import statistics
 import sys
+import time
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
@@ -30,7 +34,8 @@ from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, estimate_part_tokens
+from dcp_plugin.pipeline.tokens import estimate_part_tokens
+from dcp_plugin.replay.engine import undo_patches
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 FREQUENCIES = (2, 5, 10, 20, 40)
@@ -124,13 +129,60 @@ def loop_cost() -> list[dict[str, Any]]:
     return [_looping_session(cooldown, failures) for cooldown, failures in GUARDS]
 
 
+def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm: int) -> tuple[float, float]:
+    """(cold ms, median warm ms) of a runtime on ``history[:size]`` and ``warm`` one-message appends."""
+    runtime = Runtime(DEFAULT_DIRECTORY, StaticConfig(DcpConfig()))
+    if offered:
+        runtime.tool_definitions()
+    session = history[0]["info"]["sessionID"]
+    # Tool states are copied once, so placeholders can be undone from the originals.
+    working = [{**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]} for m in history]
+    start = time.perf_counter()
+    runtime.transform({}, {"messages": working[:size]})
+    cold = (time.perf_counter() - start) * 1000
+    times = []
+    for count in range(size, size + warm + 1):
+        sent = runtime.last_outgoing(session)
+        if sent is not None:
+            undo_patches(history, sent.patches)
+        start = time.perf_counter()
+        runtime.transform({}, {"messages": working[: count + 1]})
+        times.append((time.perf_counter() - start) * 1000)
+    return cold, statistics.median(times)
+
+
+def hot_path(sizes: tuple[int, ...], warm: int = 40) -> list[dict[str, Any]]:
+    """Per session size: cold and warm request times with the tools offered and without, and their ratio."""
+    rows = []
+    for size in sizes:
+        history = generate_session(size + warm + 2, seed=1)["messages"]
+        (cold_without, warm_without), (cold_with, warm_with) = (_request_times(history, size, o, warm) for o in (False, True))
+        rows.append(
+            {
+                "messages": size,
+                "cold_ms": [round(cold_without, 1), round(cold_with, 1)],
+                "warm_ms": [round(warm_without, 3), round(warm_with, 3)],
+                "cold_ratio": round(cold_with / cold_without, 2),
+                "warm_ratio": round(warm_with / warm_without, 2),
+            }
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.model_tools", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--messages", type=int, default=1000, help="messages per generated session (default 1000)")
     parser.add_argument("--seeds", type=int, default=3, help="generated sessions per row (default 3)")
+    parser.add_argument("--sizes", default="1000,5000", help="session sizes of the hot-path rows (default 1000,5000)")
     args = parser.parse_args(argv)
-    result: dict[str, Any] = {"prune": prune_cost(), "lists": list_cost(args.messages, args.seeds), "loop": loop_cost()}
+    sizes = tuple(int(n) for n in args.sizes.split(",") if n.strip())
+    result: dict[str, Any] = {
+        "prune": prune_cost(),
+        "lists": list_cost(args.messages, args.seeds),
+        "loop": loop_cost(),
+        "hot_path": hot_path(sizes),
+    }
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()
@@ -141,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'nudgeFrequency':>14} {'lists':>7} {'of all prompt tokens':>21}")
     for row in result["lists"]:
         print(f"{row['nudge_frequency']:>14} {row['lists_per_session']:>7} {row['share_of_prompt_tokens_percent']:>20}%")
+    print(f"\n{'messages':>8} {'cold ms without / with':>23} {'warm ms without / with':>23} {'cold':>6} {'warm':>6}")
+    for row in result["hot_path"]:
+        cold, warm = row["cold_ms"], row["warm_ms"]
+        print(f"{row['messages']:>8,} {cold[0]:>11} / {cold[1]:<9} {warm[0]:>11} / {warm[1]:<9} {row['cold_ratio']:>5}x {row['warm_ratio']:>5}x")
     print(f"\n{'cooldownSteps':>13} {'maxFailures':>11} {'accepted':>9} {'refused':>8} {'tokens of the calls':>20}")
     for row in result["loop"]:
         print(f"{row['cooldown_steps']:>13} {row['max_failures']:>11} {row['accepted']:>9} {row['refused']:>8} {row['tokens_of_the_calls']:>20,}")

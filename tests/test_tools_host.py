@@ -224,3 +224,17 @@ def test_the_store_keeps_no_content_of_the_models_calls(tmp_path: Path) -> None:
     host.runtime.flush()
     data = (tmp_path / "dcp.sqlite3").read_bytes()
     assert b"line of a file" not in data and json.dumps(LIST_HEAD)[1:20].encode() not in data
+
+
+def test_a_list_taken_out_is_an_empty_cuts_patch_to_a_client_that_keeps_patches_and_nothing_in_a_whole_set() -> None:
+    h = Harness(config=make_config(tools={"nudgeFrequency": 2}))
+    h.send({"id": 1, "op": "tools"})
+    messages = [user()] + [call("read", {"filePath": f"/p/{n}.py"}, output=BIG) for n in range(3)]
+    first = h.transform(SESSION, messages)
+    [old] = [p for p in first["patches"] if p.get("cuts")]
+    messages += [call("read", {"filePath": f"/p/{n}.py"}, output=BIG) for n in range(3, 5)]
+    later = h.send({**transform_request(8, SESSION, messages, base=4), "patchToken": first["patchToken"]})
+    taken_out = [p for p in later["patches"] if p.get("cuts") == []]
+    assert later["incremental"] is True and [(p["messageIndex"], p["partIndex"]) for p in taken_out] == [(old["messageIndex"], old["partIndex"])]
+    whole = h.transform(SESSION, messages, base=len(messages))
+    assert [p for p in whole["patches"] if "cuts" in p and p["messageIndex"] == old["messageIndex"]] == []

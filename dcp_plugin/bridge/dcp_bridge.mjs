@@ -588,6 +588,7 @@ class SessionRecord {
     for (const patch of Array.isArray(reply.patches) ? reply.patches : []) {
       const key = patchKey(patch);
       if (key === null) this.unusable++;
+      else if (Array.isArray(patch.cuts) && patch.cuts.length === 0) kept.delete(key); // back to the stored content
       else kept.set(key, patch);
     }
     this.patches = kept;

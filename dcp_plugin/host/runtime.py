@@ -250,7 +250,7 @@ class Runtime:
     @staticmethod
     def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
         if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
-            return plan(messages, state.applied[since[1] :]), True
+            return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False
 
     def _model_for(self, model: ModelRef | None, messages: Sequence[Any]) -> ModelRef | None:

@@ -312,17 +312,20 @@ class Patches(Sequence[Patch]):
         return f"Patches({list(self)!r})"
 
 
-def plan(messages: Sequence[Any], applied: Sequence[Decision]) -> Patches:
+def plan(messages: Sequence[Any], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
-    Pure: nothing in ``messages`` changes (the bridge plans against its never-patched mirror).
+    ``since_token``: ``applied`` is what came after a client's patch token, added to the patches
+    it keeps; a withdrawal (the output as stored, taking a list out) is then a patch to send, while
+    a whole set simply leaves the output alone. Pure: nothing in ``messages`` changes (the bridge
+    plans against its never-patched mirror).
     """
     decisions: list[Decision] = []
     states: list[dict[str, Any]] = []
     keep_decision = decisions.append
     keep_state = states.append
     for decision in applied:
-        if decision.superseded:
+        if decision.superseded or (decision.withdraws is not None and not since_token):
             continue
         record = decision.record
         call_id = record.call_id

@@ -362,6 +362,7 @@ class SessionState:
             self._retire(current)
         if decision.field == "output":
             record.output_decision = decision
+            self.tools.pruned(record)
             if record.note is not None:
                 self._drop_note(record.note)
                 record.note = None

@@ -7,6 +7,7 @@ lists at the same places and the same bytes.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_to
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, output_is_cleared, tag
-from dcp_plugin.pipeline.tokens import tokens_removed
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 # What a written list is recorded as: a note (plugin text added to an output), never a prune.
 LIST_STRATEGY = "dcp.list"
@@ -65,12 +66,19 @@ class ModelTools:
         self.guard = LoopGuard()
         self.verdicts: dict[str, Verdict] = {}
         self.new_restores: list[Verdict] = []
-        self._candidates: dict[str, tuple[CallRecord, int]] = {}  # call id -> (record, tokens a discard frees)
+        # Outputs the model may prune (not protected, not pruned yet): call id -> (record, tokens a
+        # discard frees), their count and tokens, and a heap of them, largest first, from which
+        # pruned ones are dropped lazily (a list names the largest without sorting them all).
+        self._candidates: dict[str, tuple[CallRecord, int]] = {}
+        self._heap: list[tuple[int, int, str]] = []
+        self._total = 0
         self._results = 0  # completed tool results seen
         self._listed_results: int | None = None  # _results when the last list was written
         self._listed: frozenset[str] = frozenset()  # ids the last list named
-        self._covered: frozenset[str] = frozenset()  # ids the last list named or summed up
+        self._covered_seq = -1  # the newest call the last list named or summed up
+        self._newest_seq = -1  # the newest candidate so far
         self._covered_tokens = 0
+        self._fresh = 0  # tokens of candidates newer than the last list
         self._nudged = 0  # the highest tier level nudged at since the context was below warn
 
     @property
@@ -90,9 +98,22 @@ class ModelTools:
         self._results += 1
         if path_protected or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
             return
-        size = tokens_removed(state, "output", tag(DISCARDED_PLACEHOLDERS["done"], record.ident))
-        if size >= LIST_MIN_TOKENS:
+        # What a discard frees: the output's tokens less the placeholder's (the input stays).
+        size = estimate_json_tokens(state["output"]) - estimate_json_tokens(tag(DISCARDED_PLACEHOLDERS["done"], record.ident))
+        if size >= LIST_MIN_TOKENS and record.call_id not in self._candidates:
             self._candidates[record.call_id] = (record, size)
+            heapq.heappush(self._heap, (-size, record.seq, record.call_id))
+            self._newest_seq = max(self._newest_seq, record.seq)
+            self._total += size
+            self._fresh += size
+
+    def pruned(self, record: CallRecord) -> None:
+        """A decision took a call's output: it is no longer the model's to prune."""
+        found = self._candidates.pop(record.call_id, None)
+        if found is not None:
+            self._total -= found[1]
+            if record.seq > self._covered_seq:
+                self._fresh -= found[1]
 
     def record(self, verdicts: Sequence[Verdict], steps: Sequence[int], turns: Sequence[int]) -> None:
         """Take in the verdicts on the calls of one message, in order (the guard and the tallies)."""
@@ -119,22 +140,31 @@ class ModelTools:
         return out
 
     # -- what the model may prune -----------------------------------------------------------
-    def prunable(self, before: int, turn: int) -> list[tuple[CallRecord, int]]:
-        """(call, tokens) the model may prune in a request holding the first ``before`` messages, largest first."""
+    def _may_prune(self, record: CallRecord, before: int, turn: int) -> bool:
         tp = self.config.turn_protection
-        found = [
-            (record, size)
-            for record, size in self._candidates.values()
-            if record.message_index < before
-            and record.output_decision is None
-            and not (tp.enabled and turn - record.turn < tp.turns)
-        ]
-        found.sort(key=lambda item: (-item[1], item[0].seq))
-        return found
+        return record.message_index < before and not (tp.enabled and turn - record.turn < tp.turns)
 
     def prunable_ids(self, before: int, turn: int) -> list[str]:
-        """The ids of :meth:`prunable`, largest first."""
-        return [record.ident or record.call_id for record, _ in self.prunable(before, turn)]
+        """The ids of the outputs the model may prune in a request holding the first ``before`` messages, largest first."""
+        found = [(r, size) for r, size in self._candidates.values() if self._may_prune(r, before, turn)]
+        return [record.ident or record.call_id for record, _ in sorted(found, key=_largest_first)]
+
+    def largest(self, before: int, turn: int, count: int) -> list[tuple[CallRecord, int]]:
+        """The ``count`` largest outputs the model may prune in a request holding the first ``before`` messages."""
+        heap = self._heap
+        found: list[tuple[CallRecord, int]] = []
+        kept: list[tuple[int, int, str]] = []
+        while heap and len(found) < count:
+            item = heapq.heappop(heap)
+            entry = self._candidates.get(item[2])
+            if entry is None:
+                continue  # pruned since: gone for good
+            kept.append(item)
+            if self._may_prune(entry[0], before, turn):
+                found.append(entry)
+        for item in kept:
+            heapq.heappush(heap, item)
+        return found
 
     # -- the list ---------------------------------------------------------------------------
     def listing(
@@ -164,43 +194,45 @@ class ModelTools:
         step, turn = ledger.steps + 1, ledger.turn
         if self.guard.paused(turn) or self.guard.cooldown_left(tools, step):
             return None
+        # Cheap tests first: this runs before every request, the prunable outputs are only
+        # gathered (and sorted) when a list may be due.
+        nudge = level > self._nudged
+        since = self._results - (self._listed_results or 0)
+        changed = self._listed_results is not None and self._fresh >= max(
+            self._covered_tokens, CHANGED_ENOUGH * tools.min_tokens
+        )
+        if not (nudge or changed or since >= tools.nudge_frequency):
+            return None
         host = _host(ledger, messages, seen, count)
         if host is None:
             return None
-        entries = self.prunable(seen, turn)
-        total = sum(size for _, size in entries)
-        if total < max(1, tools.min_tokens):
-            return None
-        shown = entries[:LIST_LIMIT]
+        shown = self.largest(seen, turn, LIST_LIMIT)
         ids = frozenset(record.ident or record.call_id for record, _ in shown)
-        nudge = level > self._nudged
-        since = self._results - (self._listed_results or 0)
-        fresh = sum(size for record, size in entries if (record.ident or record.call_id) not in self._covered)
-        due = (
-            nudge
-            or (since >= tools.nudge_frequency and ids != self._listed)
-            or (
-                self._listed_results is not None
-                and fresh >= max(self._covered_tokens, CHANGED_ENOUGH * tools.min_tokens)
-            )
-        )
-        if not due:
+        due = nudge or changed or (since >= tools.nudge_frequency and ids != self._listed)
+        if self._total < max(1, tools.min_tokens) or not shown or not due:
+            # Nothing worth a list, or the same list again: look again after nudgeFrequency more results.
+            if not nudge:
+                self._listed_results = self._results
             return None
         rows = []
         for record, size in shown:
             state = Ledger.state_of(messages, record) or {}
             rows.append((record.ident or record.call_id, call_label(record.tool, state.get("input"), directory), size))
-        rest = entries[LIST_LIMIT:]
-        text = texts.prunable_list(
-            rows, (len(rest), sum(size for _, size in rest)), texts.nudge(tier, context, window) if nudge else None
-        )
+        rest = (len(self._candidates) - len(shown), self._total - sum(size for _, size in shown))
+        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None)
         self._listed_results = self._results
         self._listed = ids
-        self._covered = frozenset(record.ident or record.call_id for record, _ in entries)
-        self._covered_tokens = total
+        self._covered_seq = self._newest_seq
+        self._covered_tokens = self._total
+        self._fresh = 0
         if nudge:
             self._nudged = level
         return Listing(host, text)
+
+
+def _largest_first(entry: tuple[CallRecord, int]) -> tuple[int, int]:
+    """Largest first; of equal ones the older first (the heap's order too)."""
+    return -entry[1], entry[0].seq
 
 
 def _host(ledger: Ledger, messages: Sequence[Any], seen: int, count: int) -> CallRecord | None:
