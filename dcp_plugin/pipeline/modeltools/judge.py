@@ -191,6 +191,29 @@ def _targets(scope: Scope, call: Call, ids: Sequence[str]) -> tuple[list[_Target
     return found, unknown
 
 
+def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int:
+    """Why the call may not prune this output (a problem for the model), or the tokens pruning it frees."""
+    record, state = target.record, target.state
+    paths = extract_paths(record.tool, state.get("input"))
+    tp = scope.config.turn_protection
+    owner = record.output_decision
+    if record.tool in scope.protected_tools:
+        return f"{record.tool} outputs are protected"
+    if paths and scope.protector.is_protected(paths):
+        return "a protected file"
+    if state.get("status") != "completed":
+        return "the call " + ("failed, so it has no output" if state.get("status") == "error" else "has not finished")
+    if tp.enabled and call.turn - record.turn < tp.turns:
+        return f"made in the last {tp.turns} user turns, which are protected"
+    if owner is not None:
+        when = "" if owner.applied_at is not None else "; its placeholder is written when that pays"
+        return f"already pruned ({owner.strategy}{when})"
+    preview = decide(record, call.name, edit, state)
+    if preview is None:
+        return "the distillation is not shorter than the output" if call.name == EXTRACT else "the output is already shorter than a placeholder"
+    return preview.tokens_saved
+
+
 def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
     targets, unknown = _targets(scope, call, [ident for ident, _ in edits])
     edit_of = dict(edits)
@@ -198,34 +221,14 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
     prunes: list[tuple[CallRecord, Edit]] = []
     labels: list[str] = []
     removed = 0
-    tp = scope.config.turn_protection
     for target in targets:
-        ident, record, state, label, edit = target.ident, target.record, target.state, target.label, edit_of[target.ident]
-        paths = extract_paths(record.tool, state.get("input"))
-        owner = record.output_decision
-        preview = decide(record, call.name, edit, state) if owner is None else None
-        if record.tool in scope.protected_tools:
-            problems.append(f"{ident} ({label}): {record.tool} outputs are protected")
-        elif paths and scope.protector.is_protected(paths):
-            problems.append(f"{ident} ({label}): a protected file")
-        elif state.get("status") != "completed":
-            why = "failed, so it has no output" if state.get("status") == "error" else "has not finished"
-            problems.append(f"{ident} ({label}): the call {why}")
-        elif tp.enabled and call.turn - record.turn < tp.turns:
-            problems.append(f"{ident} ({label}): made in the last {tp.turns} user turns, which are protected")
-        elif owner is not None:
-            when = "" if owner.applied_at is not None else "; its placeholder is written when that pays"
-            problems.append(f"{ident} ({label}): already pruned ({owner.strategy}{when})")
-        elif preview is None:
-            problems.append(
-                f"{ident} ({label}): the distillation is not shorter than the output"
-                if call.name == EXTRACT
-                else f"{ident} ({label}): the output is already shorter than a placeholder"
-            )
+        verdict = _why_not(scope, call, target, edit_of[target.ident])
+        if isinstance(verdict, str):
+            problems.append(f"{target.ident} ({target.label}): {verdict}")
         else:
-            prunes.append((record, edit))
-            labels.append(f"{ident} {label}")
-            removed += preview.tokens_saved
+            prunes.append((target.record, edit_of[target.ident]))
+            labels.append(f"{target.ident} {target.label}")
+            removed += verdict
     minimum = scope.config.tools.min_tokens
     if not problems and removed < minimum:
         problems.append(
