@@ -9,6 +9,8 @@ import textwrap
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.pipeline.placeholders import placeholder_for
 
 _ids = itertools.count(1)
 SESSION = "ses_test"
@@ -64,6 +66,21 @@ def call(tool: str, tool_input: dict[str, Any], **kw: Any) -> dict[str, Any]:
 
 def tool_parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [p for m in messages for p in m["parts"] if p.get("type") == "tool"]
+
+
+def call_id(target: str | dict[str, Any]) -> str:
+    """The call id of a tool part, of the only tool call of a message, or the id itself (as the ledger reads it)."""
+    if isinstance(target, str):
+        return target
+    message = target if "parts" in target else {}
+    parts = tool_parts([target]) if "parts" in target else [target]
+    assert len(parts) == 1, f"expected one tool call, found {len(parts)}"
+    return call_id_of(parts[0], message, 0, 0)
+
+
+def named(placeholder: str, target: str | dict[str, Any]) -> str:
+    """``placeholder`` as written for a call (a call id, its tool part, or a message with that one call)."""
+    return placeholder_for(placeholder, call_id(target))
 
 
 def run_bounded(code: str, seconds: float = 60) -> str:

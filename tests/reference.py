@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.ids import SHORT, short_id
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PATH_KEYS, PathProtector, absolute_path, extract_paths
 
@@ -25,14 +26,33 @@ def _shrunk(value: Any, placeholder: str, keep: tuple[str, ...] = (), top: bool 
     return value
 
 
+def _named(placeholder: str, ident: str) -> str:
+    """The placeholder as written for the call with this id: the id before its closing bracket."""
+    return placeholder[:-1] + f" (id {ident})]"
+
+
 def _output_shrinks(call: dict[str, Any]) -> bool:
     output = call["output"]
-    return output is not None and not call["compacted"] and _tokens(output) > _tokens(DUPLICATE_PLACEHOLDER)
+    return output is not None and not call["compacted"] and _tokens(output) > _tokens(_named(DUPLICATE_PLACEHOLDER, call["ident"]))
 
 
 def _input_shrinks(call: dict[str, Any], placeholder: str, keep: tuple[str, ...] = ()) -> bool:
     tool_input = call["input"]
-    return isinstance(tool_input, dict) and _tokens(tool_input) > _tokens(_shrunk(tool_input, placeholder, keep))
+    shrunk = _shrunk(tool_input, _named(placeholder, call["ident"]), keep)
+    return isinstance(tool_input, dict) and _tokens(tool_input) > _tokens(shrunk)
+
+
+def _idents(call_ids: list[str]) -> list[str]:
+    """Each call's id: the shortest prefix of its digest no earlier call of the session took."""
+    taken: set[str] = set()
+    out = []
+    for call_id in call_ids:
+        length = SHORT
+        while short_id(call_id, length) in taken:
+            length += 1
+        taken.add(short_id(call_id, length))
+        out.append(short_id(call_id, length))
+    return out
 
 
 def _canonical(value: Any) -> Any:
@@ -73,6 +93,8 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                     "turn": turn,
                 }
             )
+    for call, ident in zip(calls, _idents([c["id"] for c in calls])):
+        call["ident"] = ident
     current = turn
     protector = PathProtector(config.protected_file_patterns, directory)
 

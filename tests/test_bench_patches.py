@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, plan
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, placeholder_for, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 from helpers import make_config
@@ -54,7 +54,7 @@ def test_apply_writes_every_placeholder(planned) -> None:
     apply(plan(out, state.applied))
     for d in state.in_force():
         assert out[d.record.message_index]["parts"][d.record.part_index]["state"][d.field] == d.value
-    assert any(d.value == DUPLICATE_PLACEHOLDER for d in state.in_force())
+    assert any(d.value == placeholder_for(DUPLICATE_PLACEHOLDER, d.call_id) for d in state.in_force())
 
 
 def test_plan_does_not_change_the_messages(planned) -> None:

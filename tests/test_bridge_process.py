@@ -12,7 +12,7 @@ import pytest
 from bridge_helpers import fingerprint, transform_request
 from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
-from helpers import assistant, tool_part, user
+from helpers import assistant, named, tool_part, user
 
 # Runs the server with a prepare() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
@@ -64,8 +64,9 @@ def test_startup_is_answered_by_the_process(project: Path):
 
 
 def test_the_process_answers_a_duplicate_with_a_placeholder(bridge: BridgeClient, project: Path):
-    reply = send_transform(bridge, session(project))
-    assert [p["value"] for p in reply["patches"]] == [DUPLICATE_PLACEHOLDER]
+    messages = session(project)
+    reply = send_transform(bridge, messages)
+    assert [p["value"] for p in reply["patches"]] == [named(DUPLICATE_PLACEHOLDER, messages[1])]
 
 
 def test_the_process_applies_a_delta(bridge: BridgeClient, project: Path):

@@ -17,7 +17,7 @@ from dcp_plugin.bridge.server import EventLogHandler
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.replay.simulate import generate_session
-from helpers import PROJECT, assistant, call, make_config, tool_part, user
+from helpers import PROJECT, assistant, call, make_config, named, tool_part, user
 
 READ_A = {"filePath": f"{PROJECT}/a.txt"}
 
@@ -54,7 +54,7 @@ def test_a_duplicate_read_gets_an_output_patch_addressed_by_position_and_ids():
         "partID": part_id(messages[1]),
         "callID": messages[1]["parts"][0]["callID"],
         "field": "output",
-        "value": DUPLICATE_PLACEHOLDER,
+        "value": named(DUPLICATE_PLACEHOLDER, messages[1]),
     }
 
 
@@ -68,7 +68,7 @@ def test_a_delta_extends_what_the_server_holds():
     h = Harness()
     h.transform("ses_a", messages[:2])
     reply = h.transform("ses_a", messages, base=2)
-    assert patched_parts(reply) == {(part_id(messages[1]), "output"): DUPLICATE_PLACEHOLDER}
+    assert patched_parts(reply) == {(part_id(messages[1]), "output"): named(DUPLICATE_PLACEHOLDER, messages[1])}
 
 
 def test_an_empty_delta_answers_the_same_patches_again():
@@ -102,7 +102,7 @@ def test_a_failed_call_old_enough_gets_an_input_patch():
     failed = call("bash", {"command": command}, status="error", error="exit status 1")
     messages = [user(), failed, user(), user(), user(), user()]
     [patch] = Harness().transform("ses_test", messages)["patches"]
-    assert (patch["field"], patch["value"]) == ("input", {"command": FAILED_INPUT_PLACEHOLDER})
+    assert (patch["field"], patch["value"]) == ("input", {"command": named(FAILED_INPUT_PLACEHOLDER, failed)})
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

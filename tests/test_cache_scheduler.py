@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, make_config, tool_part, user
+from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, user
 
 from dcp_plugin.cost.prices import DEFAULTS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -224,14 +224,14 @@ def test_the_same_duplicate_is_written_once_the_cache_has_expired() -> None:
     rt = runtime()
     sent = copy.deepcopy(deep_duplicate(gap=600))
     rt.transform({}, {"messages": sent})
-    assert outputs(sent)[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
 def test_with_no_prompt_cache_the_duplicate_is_written_at_once() -> None:
     rt = runtime(pricing="none")
     sent = copy.deepcopy(deep_duplicate(gap=60))
     rt.transform({}, {"messages": sent})
-    assert outputs(sent)[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
 def test_a_sweep_writes_a_waiting_prune_at_once() -> None:
@@ -242,7 +242,7 @@ def test_a_sweep_writes_a_waiting_prune_at_once() -> None:
     rt.command({"command": "dcp", "arguments": "sweep", "sessionID": SESSION, "messages": messages}, output)
     sent = copy.deepcopy(messages)
     rt.transform({}, {"messages": sent})
-    assert outputs(sent)[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
 def test_a_written_placeholder_stays_byte_identical_on_every_later_request() -> None:

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
 
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -32,7 +32,7 @@ def known_session() -> list[dict[str, Any]]:
 # Independent arithmetic: JSON counts chars/2, text chars/4, both rounded up.
 READ_INPUT = math.ceil(len('{"filePath":"/p/a.py"}') / 2)  # 11
 OUTPUT = 400 // 2
-PLACEHOLDER = math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+PLACEHOLDER = math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)  # an id is as long for every call
 USER = 40 // 4 + 80 // 4
 ASSISTANT = 100 // 4
 TOOLS_NOW = (READ_INPUT + PLACEHOLDER) + (READ_INPUT + OUTPUT)
@@ -160,7 +160,7 @@ def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: 
     sent = copy.deepcopy(known_session())
     runtime.transform({"sessionID": SESSION}, {"messages": sent})
     text = context_reply(runtime, known_session())
-    assert sent[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert sent[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, sent[1])
     assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
 
 

@@ -7,13 +7,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, make_config, named, user
 
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
 
-DEDUP_SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+# Placeholders name their call's id, which is as long for every call.
+DEDUP_SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
 
 
 def session(sid: str) -> list[dict[str, Any]]:
@@ -47,7 +48,7 @@ def _own(message: dict[str, Any], sid: str) -> dict[str, Any]:
 
 
 PURGE_SAVED = math.ceil(len('{"command":"' + "y" * 200 + '"}') / 2) - math.ceil(
-    len('{"command":"' + FAILED_INPUT_PLACEHOLDER + '"}') / 2
+    len('{"command":"' + named(FAILED_INPUT_PLACEHOLDER, "any call") + '"}') / 2
 )
 
 

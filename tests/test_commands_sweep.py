@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
 
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -16,8 +16,8 @@ from dcp_plugin.host.store import Store
 
 
 def saved(output_chars: int) -> int:
-    """Tokens a sweep removes from one output: JSON chars/2, rounded up, minus the placeholder's."""
-    return math.ceil(output_chars / 2) - math.ceil(len(SWEPT_PLACEHOLDER) / 2)
+    """Tokens a sweep removes from one output: JSON chars/2, rounded up, minus the placeholder's (ids are as long for every call)."""
+    return math.ceil(output_chars / 2) - math.ceil(len(named(SWEPT_PLACEHOLDER, "any call")) / 2)
 
 
 def session() -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def test_sweep_prunes_every_finished_unprotected_call_since_the_last_user_messag
         f"dcp sweep: pruned 2 tool calls since your last message (~{saved(300) + saved(200)} tokens per request)"
     )
     outputs = outputs_next_request(runtime, session())
-    assert (outputs["r1"], outputs["g1"]) == (SWEPT_PLACEHOLDER, SWEPT_PLACEHOLDER)
+    assert (outputs["r1"], outputs["g1"]) == (named(SWEPT_PLACEHOLDER, "r1"), named(SWEPT_PLACEHOLDER, "g1"))
     assert outputs["old"] == "o" * 300
 
 
@@ -94,8 +94,8 @@ def test_sweep_keeps_the_result_older_duplicates_point_at(tmp_path: Path) -> Non
     text = sweep(runtime, messages)
     assert "  - read /p/a.py: kept: 1 earlier identical call point at this result" in text.splitlines()
     outputs = outputs_next_request(runtime, messages)
-    assert outputs["older"] == DUPLICATE_PLACEHOLDER
-    assert outputs["newer"] == "a" * 300 and outputs["g1"] == SWEPT_PLACEHOLDER
+    assert outputs["older"] == named(DUPLICATE_PLACEHOLDER, "older")
+    assert outputs["newer"] == "a" * 300 and outputs["g1"] == named(SWEPT_PLACEHOLDER, "g1")
 
 
 def test_sweep_takes_a_result_whose_older_duplicate_was_too_small_to_replace(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_sweep_takes_a_result_whose_older_duplicate_was_too_small_to_replace(tmp
     messages = [user("first"), call("read", {"filePath": "/p/a.py"}, output="ok", call_id="older"),
                 user("second"), call("read", {"filePath": "/p/a.py"}, output="ok" + "a" * 300, call_id="newer")]
     sweep(runtime, messages)
-    assert outputs_next_request(runtime, messages)["newer"] == SWEPT_PLACEHOLDER
+    assert outputs_next_request(runtime, messages)["newer"] == named(SWEPT_PLACEHOLDER, "newer")
 
 
 def test_sweep_leaves_protected_calls_untouched(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_sweep_n_takes_the_last_n_tool_calls(tmp_path: Path) -> None:
         "dcp sweep: pruned 4 tool calls in the last 6 tool calls"
         f" (~{saved(300) + saved(300) + saved(320) + saved(200)} tokens per request)"
     )
-    assert outputs_next_request(runtime, session())["old"] == SWEPT_PLACEHOLDER
+    assert outputs_next_request(runtime, session())["old"] == named(SWEPT_PLACEHOLDER, "old")
 
 
 def test_sweep_twice_reports_the_calls_as_already_pruned(tmp_path: Path) -> None:
@@ -159,4 +159,4 @@ def test_sweep_is_persisted_as_manual_decisions(tmp_path: Path) -> None:
 def test_a_new_runtime_reapplies_saved_sweeps_on_the_first_request(tmp_path: Path) -> None:
     sweep(make_runtime(tmp_path), session())
     outputs = outputs_next_request(make_runtime(tmp_path), session())
-    assert [outputs[c] for c in ("r1", "env", "g1")] == [SWEPT_PLACEHOLDER] * 3
+    assert [outputs[c] for c in ("r1", "env", "g1")] == [named(SWEPT_PLACEHOLDER, c) for c in ("r1", "env", "g1")]

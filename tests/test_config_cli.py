@@ -222,7 +222,7 @@ def test_show_lists_each_key_with_value_and_origin(workdir: Path, capsys: pytest
     lines = {line.split()[0]: line.split()[1:] for line in table.splitlines()}
     assert lines["strategies.purgeErrors.turns"] == ["7", str(project)]
     assert lines["pruneNotification"] == ['"minimal"', "default"]
-    assert len(lines) == 28
+    assert len(lines) == 36
 
 
 def test_show_lists_the_files_checked_after_the_values(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -91,7 +91,7 @@ def test_effective_origins_cover_every_key_with_default_for_unset_ones() -> None
     origins = effective_origins({"debug": "g"})
     assert origins["debug"] == "g"
     assert origins["strategies.purgeErrors.turns"] == "default"
-    assert len(origins) == 28
+    assert len(origins) == 36
 
 
 # Like validated layers, a key always holds the same kind of value: "a"/"b" values, "s"/"t" sections.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from helpers import PROJECT, call, make_config, tool_parts, user
+from helpers import PROJECT, call, make_config, named, tool_parts, user
 
 import dcp_plugin.host.hostspec
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
@@ -107,7 +107,7 @@ def test_sessions_keep_separate_state():
     runtime.transform({}, {"messages": a})
     runtime.transform({}, {"messages": b})
     assert [p["state"]["output"] for p in tool_parts(a)] == [BIG]
-    assert [p["state"]["output"] for p in tool_parts(b)] == [DUPLICATE_PLACEHOLDER, BIG]
+    assert [p["state"]["output"] for p in tool_parts(b)] == [named(DUPLICATE_PLACEHOLDER, b[1]), BIG]
     assert set(runtime.session_ids()) == {"ses_a", "ses_b"}
 
 
@@ -150,7 +150,7 @@ def test_undo_of_newer_duplicate_brings_the_older_read_back():
     msgs = duplicate_reads()
     first = copy.deepcopy(msgs)
     runtime.transform({}, {"messages": first})
-    assert tool_parts(first)[0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert tool_parts(first)[0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, msgs[1])
     undone = copy.deepcopy(msgs[:2])
     runtime.transform({}, {"messages": undone})
     assert tool_parts(undone)[0]["state"]["output"] == BIG
@@ -183,7 +183,7 @@ def test_placeholders_are_reapplied_to_every_fresh_copy():
     for _ in range(3):
         out = copy.deepcopy(msgs)
         runtime.transform({}, {"messages": out})
-        assert tool_parts(out)[0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+        assert tool_parts(out)[0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, msgs[1])
     assert tool_parts(msgs)[0]["state"]["output"] == BIG
 
 

@@ -200,6 +200,10 @@ def test_incremental_result_equals_from_scratch_after_appends(messages, config, 
 @given(histories(), histories(), configs, st.integers(0, 40))
 def test_rewritten_history_equals_from_scratch(first, second, config, keep):
     """An undo (drop the tail) or a compaction followed by new messages re-syncs exactly."""
+    # Keep less than all of `first`, so the history is rewritten: keeping it all would be an
+    # append after a request (at its end) that the longer history need not imply, which the
+    # cache scheduler rightly treats differently (appends are tested at implied points above).
+    keep = min(keep, max(0, len(first) - 1))
     runtime = Runtime(PROJECT, StaticConfig(config))
     runtime.transform({}, {"messages": copy.deepcopy(first)})
     renamed = copy.deepcopy(second)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import PROJECT, assistant, call, make_config, tool_part, tool_parts, user
+from helpers import PROJECT, assistant, call, make_config, named, tool_part, tool_parts, user
 
 from dcp_plugin.pipeline.placeholders import (
     DUPLICATE_PLACEHOLDER,
@@ -20,7 +20,7 @@ def outputs(messages):
 
 def test_dedup_prunes_older_identical_read_keeps_newest(prune):
     msgs = [user(), call("read", {"filePath": "/p/a.py"}, output=BIG), call("read", {"filePath": "/p/a.py"}, output=BIG)]
-    assert outputs(prune(msgs)) == [DUPLICATE_PLACEHOLDER, BIG]
+    assert outputs(prune(msgs)) == [named(DUPLICATE_PLACEHOLDER, msgs[1]), BIG]
 
 
 def test_dedup_ignores_key_order_and_nulls(prune):
@@ -29,7 +29,7 @@ def test_dedup_ignores_key_order_and_nulls(prune):
         call("grep", {"pattern": "x", "path": "/p", "include": None}, output=BIG),
         call("grep", {"path": "/p", "pattern": "x"}, output=BIG),
     ]
-    assert outputs(prune(msgs))[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(prune(msgs))[0] == named(DUPLICATE_PLACEHOLDER, msgs[1])
 
 
 def test_dedup_ignores_nulls_and_key_order_at_depth(prune):
@@ -38,7 +38,7 @@ def test_dedup_ignores_nulls_and_key_order_at_depth(prune):
         call("search", {"q": {"a": 1, "b": None, "c": {"y": 2, "x": None}}}, output=BIG),
         call("search", {"q": {"c": {"y": 2}, "a": 1}}, output=BIG),
     ]
-    assert outputs(prune(msgs))[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(prune(msgs))[0] == named(DUPLICATE_PLACEHOLDER, msgs[1])
 
 
 def test_dedup_different_inputs_are_not_duplicates(prune):
@@ -68,7 +68,7 @@ def test_dedup_keeps_newest_completed_when_newest_call_errored(prune):
         call("read", {"filePath": "/p/a.py"}, output=BIG),
         call("read", {"filePath": "/p/a.py"}, status="error"),
     ]
-    assert outputs(prune(msgs))[:2] == [DUPLICATE_PLACEHOLDER, BIG]
+    assert outputs(prune(msgs))[:2] == [named(DUPLICATE_PLACEHOLDER, msgs[1]), BIG]
 
 
 def test_dedup_never_prunes_hardcoded_protected_tools(prune):
@@ -106,7 +106,7 @@ def test_supersede_is_off_by_default(prune):
 def test_supersede_replaces_write_content_read_later(prune):
     msgs = [user(), call("write", {"filePath": "/p/a.py", "content": BIG}), call("read", {"filePath": "/p/a.py"}, output=BIG)]
     state = tool_parts(prune(msgs, make_config(**SUPERSEDE_ON)))[0]["state"]
-    assert state["input"] == {"filePath": "/p/a.py", "content": SUPERSEDED_PLACEHOLDER}
+    assert state["input"] == {"filePath": "/p/a.py", "content": named(SUPERSEDED_PLACEHOLDER, msgs[1])}
 
 
 def test_supersede_keeps_write_output(prune):
@@ -116,7 +116,7 @@ def test_supersede_keeps_write_output(prune):
 
 def test_supersede_matches_relative_write_and_absolute_read(prune):
     msgs = [user(), call("write", {"filePath": "./a.py", "content": BIG}), call("read", {"filePath": f"{PROJECT}/a.py"}, output=BIG)]
-    assert tool_parts(prune(msgs, make_config(**SUPERSEDE_ON)))[0]["state"]["input"]["content"] == SUPERSEDED_PLACEHOLDER
+    assert tool_parts(prune(msgs, make_config(**SUPERSEDE_ON)))[0]["state"]["input"]["content"] == named(SUPERSEDED_PLACEHOLDER, msgs[1])
 
 
 def test_supersede_ignores_read_before_write(prune):
@@ -142,7 +142,7 @@ def test_purge_keeps_input_at_age_turns_minus_one(prune):
 
 def test_purge_replaces_input_at_age_turns(prune):
     msgs = [user(), call("bash", {"command": "x" * 300}, status="error")] + [user() for _ in range(4)]
-    assert tool_parts(prune(msgs))[0]["state"]["input"] == {"command": FAILED_INPUT_PLACEHOLDER}
+    assert tool_parts(prune(msgs))[0]["state"]["input"] == {"command": named(FAILED_INPUT_PLACEHOLDER, msgs[1])}
 
 
 def test_purge_keeps_the_error_message(prune):
@@ -154,15 +154,15 @@ def test_purge_replaces_nested_strings_and_keeps_other_values(prune):
     nested = {"script": {"lines": ["a" * 100, "short"], "n": 3, "flag": True}, "cwd": "b" * 120}
     msgs = [user(), call("runner", nested, status="error")] + [user() for _ in range(4)]
     assert tool_parts(prune(msgs))[0]["state"]["input"] == {
-        "script": {"lines": [FAILED_INPUT_PLACEHOLDER, "short"], "n": 3, "flag": True},
-        "cwd": FAILED_INPUT_PLACEHOLDER,
+        "script": {"lines": [named(FAILED_INPUT_PLACEHOLDER, msgs[1]), "short"], "n": 3, "flag": True},
+        "cwd": named(FAILED_INPUT_PLACEHOLDER, msgs[1]),
     }
 
 
 def test_purge_turns_from_config(prune):
     msgs = [user(), call("bash", {"command": "x" * 300}, status="error"), user()]
     config = make_config(strategies={"purgeErrors": {"turns": 1}})
-    assert tool_parts(prune(msgs, config))[0]["state"]["input"] == {"command": FAILED_INPUT_PLACEHOLDER}
+    assert tool_parts(prune(msgs, config))[0]["state"]["input"] == {"command": named(FAILED_INPUT_PLACEHOLDER, msgs[1])}
 
 
 def test_purge_counts_user_turns_not_steps(prune):
@@ -225,7 +225,7 @@ def test_protected_path_in_multiedit_edits(prune):
 
 def test_unprotected_path_outside_pattern_is_pruned(prune):
     msgs = [user(), call("read", {"filePath": f"{PROJECT}/lib/a.py"}, output=BIG), call("read", {"filePath": f"{PROJECT}/lib/a.py"}, output=BIG)]
-    assert outputs(prune(msgs, make_config(protectedFilePatterns=["src/**"])))[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(prune(msgs, make_config(protectedFilePatterns=["src/**"])))[0] == named(DUPLICATE_PLACEHOLDER, msgs[1])
 
 
 def test_turn_protection_keeps_young_duplicates(prune):
@@ -237,7 +237,7 @@ def test_turn_protection_keeps_young_duplicates(prune):
 def test_turn_protection_releases_old_enough_duplicates(prune):
     msgs = [user(), call("read", {"filePath": "/p/a.py"}, output=BIG), call("read", {"filePath": "/p/a.py"}, output=BIG), user(), user()]
     config = make_config(turnProtection={"enabled": True, "turns": 2})
-    assert outputs(prune(msgs, config))[0] == DUPLICATE_PLACEHOLDER
+    assert outputs(prune(msgs, config))[0] == named(DUPLICATE_PLACEHOLDER, msgs[1])
 
 
 def test_disabled_plugin_changes_nothing(prune):
@@ -255,4 +255,4 @@ def test_every_call_keeps_a_result(prune):
 
 def test_two_calls_in_one_message_are_both_indexed(prune):
     msgs = [user(), assistant(tool_part("read", {"filePath": "/p/a.py"}, output=BIG), tool_part("read", {"filePath": "/p/a.py"}, output=BIG))]
-    assert outputs(prune(msgs)) == [DUPLICATE_PLACEHOLDER, BIG]
+    assert outputs(prune(msgs)) == [named(DUPLICATE_PLACEHOLDER, msgs[1]["parts"][0]), BIG]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from helpers import make_config
+from helpers import make_config, named
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.formats import Kind, Pruner
 from dcp_plugin.formats import anthropic as anthropic_format
@@ -49,7 +49,7 @@ def test_openai_chat_duplicate_read_becomes_a_placeholder_in_a_new_tool_message(
     pristine = copy.deepcopy(messages)
     out = make_pruner().openai_chat(messages, session_id="s")
     assert messages == pristine
-    assert out[2] == {"role": "tool", "tool_call_id": "c1", "content": DUPLICATE_PLACEHOLDER}
+    assert out[2] == {"role": "tool", "tool_call_id": "c1", "content": named(DUPLICATE_PLACEHOLDER, "c1")}
     assert out[2] is not messages[2] and out[4] is messages[4]
 
 
@@ -61,7 +61,8 @@ def test_repeated_call_ids_pair_each_result_with_its_own_call() -> None:
     outputs = [p["state"]["output"] for m in view.messages for p in m["parts"] if p["type"] == "tool"]
     assert outputs == [BIG, "b" * 400, BIG]
     out = make_pruner().openai_chat(messages, session_id="s")
-    assert out[2]["content"] == DUPLICATE_PLACEHOLDER and out[4] is messages[4] and out[6] is messages[6]
+    # The view names a repeated call id by its repetition ("call_0#1"); the first is "call_0".
+    assert out[2]["content"] == named(DUPLICATE_PLACEHOLDER, "call_0") and out[4] is messages[4] and out[6] is messages[6]
 
 
 def test_a_pruned_anthropic_result_with_an_image_leaves_a_typed_marker_and_counts_it() -> None:
@@ -70,7 +71,7 @@ def test_a_pruned_anthropic_result_with_an_image_leaves_a_typed_marker_and_count
     pruner = make_pruner(make_config(**{"contextBudget": {"imageTokenEstimate": 1234}}))
     out = pruner.anthropic(messages, session_id="s")
     assert out[2]["content"][0]["content"] == [
-        {"type": "text", "text": DUPLICATE_PLACEHOLDER},
+        {"type": "text", "text": named(DUPLICATE_PLACEHOLDER, "toolu_1")},
         {"type": "text", "text": "[image removed: image/png]"},
     ]
     kinds = [t.kind for t in anthropic_format.classify(out) if t.path[:2] == (2, 0)]
@@ -83,7 +84,7 @@ def test_a_cache_breakpoint_inside_a_pruned_result_moves_to_its_last_block() -> 
     messages = [{"role": "user", "content": "x"}, *anthropic_read("toolu_1", content), *anthropic_read("toolu_2")]
     out = make_pruner().anthropic(messages, session_id="s")
     assert out[2]["content"][0]["content"] == [
-        {"type": "text", "text": DUPLICATE_PLACEHOLDER, "cache_control": {"type": "ephemeral"}}
+        {"type": "text", "text": named(DUPLICATE_PLACEHOLDER, "toolu_1"), "cache_control": {"type": "ephemeral"}}
     ]
 
 
@@ -112,7 +113,7 @@ def test_responses_function_call_output_is_pruned_and_reasoning_is_untouched() -
 
     items = [{"role": "user", "content": "hi"}, *step(1), *step(2)]
     out = make_pruner().openai_responses(items, session_id="s")
-    assert out[3] == {"type": "function_call_output", "call_id": "call_1", "output": DUPLICATE_PLACEHOLDER}
+    assert out[3] == {"type": "function_call_output", "call_id": "call_1", "output": named(DUPLICATE_PLACEHOLDER, "call_1")}
     assert [a is b for a, b in zip(items, out)] == [True, True, True, False, True, True, True]
     assert validate.openai_responses(out) == []
 
@@ -146,7 +147,7 @@ def test_sdk_objects_are_read_and_only_rebuilt_ones_become_dicts() -> None:
 
     messages = [{"role": "user", "content": "x"}, *sdk_step("c1"), *sdk_step("c2")]
     out = make_pruner().openai_chat(messages, session_id="s")
-    assert out[1] is messages[1] and out[2]["content"] == DUPLICATE_PLACEHOLDER
+    assert out[1] is messages[1] and out[2]["content"] == named(DUPLICATE_PLACEHOLDER, "c1")
 
 
 def test_arguments_that_are_not_a_json_object_are_never_rewritten() -> None:
@@ -246,7 +247,7 @@ def test_a_new_anthropic_system_prompt_reads_the_conversation_anew_with_the_same
     messages = [{"role": "user", "content": "x"}, *anthropic_read("toolu_1"), *anthropic_read("toolu_2")]
     first = pruner.anthropic(messages, session_id="s", system="be brief")
     second = pruner.anthropic(messages, session_id="s", system=[{"type": "text", "text": "be thorough"}])
-    assert first == second and second[2]["content"][0]["content"] == DUPLICATE_PLACEHOLDER
+    assert first == second and second[2]["content"][0]["content"] == named(DUPLICATE_PLACEHOLDER, "toolu_1")
 
 
 def test_a_host_changing_a_returned_item_cannot_change_the_plugins_decision() -> None:

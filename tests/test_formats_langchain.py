@@ -18,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from pydantic import Field  # noqa: E402
 
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
-from helpers import make_config  # noqa: E402
+from helpers import make_config, named  # noqa: E402
 from dcp_plugin.formats import Pruner  # noqa: E402
 from dcp_plugin.formats.langchain_middleware import DcpMiddleware  # noqa: E402
 from dcp_plugin.host.runtime import Runtime  # noqa: E402
@@ -109,17 +109,17 @@ def test_the_model_receives_pruned_requests_while_the_graph_state_keeps_everythi
     assert len(model.received) == 7
     # Third request: the first read of a.py was repeated, so its output is a placeholder.
     third = model.received[2]
-    assert tool_message(third, "c1").content == DUPLICATE_PLACEHOLDER
+    assert tool_message(third, "c1").content == named(DUPLICATE_PLACEHOLDER, "c1")
     assert tool_message(third, "c2").content == (tmp_path / "a.py").read_text()
     # The failed call is answered with its error and kept while it is recent.
     assert tool_message(model.received[3], "c3").status == "error"
     assert call_args(model.received[5], "c3") == {"command": LONG_COMMAND}
     # The write was read back in full: its content input is replaced, its path kept.
     sixth = model.received[5]
-    assert call_args(sixth, "c4") == {"filePath": "b.py", "content": SUPERSEDED_PLACEHOLDER}
+    assert call_args(sixth, "c4") == {"filePath": "b.py", "content": named(SUPERSEDED_PLACEHOLDER, "c4")}
     # A turn later, the failed call's input is purged; its error stays.
     last = model.received[6]
-    assert call_args(last, "c3") == {"command": FAILED_INPUT_PLACEHOLDER}
+    assert call_args(last, "c3") == {"command": named(FAILED_INPUT_PLACEHOLDER, "c3")}
     assert "tests crashed" in str(tool_message(last, "c3").content)
 
     state = agent.get_state(thread).values["messages"]
@@ -135,7 +135,7 @@ def test_the_async_agent_is_pruned_the_same_way(tmp_path: Path) -> None:
     agent, pruner = agent_for(tmp_path, model)
     thread = {"configurable": {"thread_id": "async-thread"}}
     asyncio.run(agent.ainvoke({"messages": [HumanMessage("Fix a.py")]}, thread))
-    assert tool_message(model.received[2], "c1").content == DUPLICATE_PLACEHOLDER
+    assert tool_message(model.received[2], "c1").content == named(DUPLICATE_PLACEHOLDER, "c1")
     assert pruner.runtime.view("async-thread") is not None
 
 

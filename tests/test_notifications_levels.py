@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, make_config, named, user
 
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import Decision
@@ -16,7 +16,8 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
 
-SAVED = 400 // 2 - math.ceil(len(DUPLICATE_PLACEHOLDER) / 2)
+# Any call's id has the same length: what the placeholder of the first read costs.
+SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
 
 
 def record(call_id: str, reason: str, tokens: int, tool: str = "read") -> Decision:
@@ -110,7 +111,7 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     runtime.startup({"directory": PROJECT, "notify": broken})
     messages = duplicate_reads()
     runtime.transform({}, {"messages": messages})
-    assert messages[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert messages[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
 
 
 def test_the_notification_ends_with_the_sessions_net_cost_so_far() -> None:

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
@@ -36,7 +36,7 @@ def test_a_falsy_call_id_is_pruned_on_every_request_without_starting_over(falsy:
     runtime = Runtime(PROJECT, make_config())
     for _ in range(3):
         out, _ = run(messages, runtime)
-        assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+        assert out[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
     assert runtime.view(SESSION).restarts == 0  # type: ignore[union-attr]
 
 
@@ -65,7 +65,7 @@ def test_tokens_saved_equal_what_the_context_breakdown_removes() -> None:
     assert breakdown.saved["deduplication"] == (1, decision.tokens_saved)
     part = messages[1]["parts"][0]
     assert decision.tokens_saved == estimate_part_tokens(part) - estimate_part_tokens(
-        {**part, "state": {**part["state"], "output": DUPLICATE_PLACEHOLDER}}
+        {**part, "state": {**part["state"], "output": named(DUPLICATE_PLACEHOLDER, part)}}
     )
 
 
@@ -92,7 +92,7 @@ def test_a_large_non_string_output_is_replaced() -> None:
     messages[1]["parts"][0]["state"]["output"] = big
     messages[3]["parts"][0]["state"]["output"] = copy.deepcopy(big)
     out, _ = run(messages)
-    assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert out[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
 
 
 def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None:
@@ -100,7 +100,7 @@ def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None
     other = tool_part("read", {"filePath": "/p/a.py"}, output=BIG, call_id="same")
     messages = [user(), assistant(twin), user(), assistant(other), user(), call("read", {"filePath": "/p/a.py"}, output=BIG)]
     out, _ = run(messages)
-    assert out[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+    assert out[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, "same")
     assert out[3]["parts"][0]["state"]["output"] == BIG
 
 

@@ -15,7 +15,7 @@ from helpers import PROJECT, call, make_config, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.host.store import SCHEMA_VERSION, Decision, SessionBatch, Store, default_path
+from dcp_plugin.host.store import SCHEMA_VERSION, Decision, Restore, SessionBatch, Store, default_path
 
 
 def store_at(tmp_path: Path, warnings: list[str] | None = None) -> Store:
@@ -106,6 +106,7 @@ def test_all_time_stats_add_up_every_session(tmp_path: Path) -> None:
                 cost_without=1000.0,
                 cost_with=1010.0,
                 rewritten_tokens=300,
+                restores=[Restore("r1", 2, 300), Restore("r2", 1, 50)],
             ),
         ]
     )
@@ -122,11 +123,36 @@ def test_all_time_stats_add_up_every_session(tmp_path: Path) -> None:
         "net_saved": 40.0,
         "net_saved_percent": 2.0,
         "rewritten_tokens": 340,
+        "restores": {"calls": 2, "outputs": 3, "tokens": 350},
         "by_strategy": {
             "deduplication": {"calls": 2, "tokens_saved_per_request": 15},
             "purgeErrors": {"calls": 1, "tokens_saved_per_request": 7},
         },
     }
+
+
+def test_a_restore_saved_twice_counts_once(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    for _ in range(2):
+        store.save([SessionBatch("s", restores=[Restore("r1", 2, 300)])])
+    stats = store.stats("s")
+    assert stats is not None
+    assert (stats.restores, stats.restored_outputs, stats.restored_tokens) == (1, 2, 300)
+
+
+def test_a_database_without_the_restores_table_gets_it_and_keeps_its_data(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    store.save([SessionBatch("s", [Decision("1", "read", "deduplication", 10)])])
+    store.close()
+    conn = sqlite3.connect(store.path)
+    conn.execute("DROP TABLE restored")
+    conn.commit()
+    conn.close()
+    store = store_at(tmp_path)
+    store.save([SessionBatch("s", restores=[Restore("r1", 1, 40)])])
+    stats = store.stats("s")
+    assert stats is not None
+    assert (stats.by_strategy, stats.restores) == ({"deduplication": (1, 10)}, 1)
 
 
 def test_a_snapshot_is_kept_when_a_later_batch_has_none(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@
 //   options.command / DCP_BRIDGE_COMMAND (JSON array): the whole command line of the child.
 //   options.python  / DCP_PYTHON: interpreter for `-m dcp_plugin.bridge`; default INSTALLED_PYTHON.
 //   options.timeoutMs / DCP_BRIDGE_TIMEOUT_MS: per transform request (default 5000).
-//   options.commandTimeoutMs: per /dcp command (default 15000).
+//   options.commandTimeoutMs: per /dcp command and per call of the plugin's tools (default 15000).
+//   options.toolsWaitMs: how long loading waits for the tool definitions (default 5000); a slower
+//     bridge still registers them if its answer comes before OpenCode first lists its tools.
 //   options.backoffMs (500), options.maxBackoffMs (30000), options.maxTimeouts (3).
 //   options.env: extra environment variables for the child.
 //   DCP_BRIDGE_DEBUG=1: also print the shim's log lines to stderr.
@@ -66,6 +68,7 @@ function resolveSettings(options, env) {
     timeoutMs: opts.timeoutMs || envNumber(env, "DCP_BRIDGE_TIMEOUT_MS") || 5000,
     commandTimeoutMs: opts.commandTimeoutMs || 15000,
     startupTimeoutMs: opts.startupTimeoutMs || 15000,
+    toolsWaitMs: opts.toolsWaitMs || 5000,
     backoffMs: opts.backoffMs || 500,
     maxBackoffMs: opts.maxBackoffMs || 30000,
     maxTimeouts: opts.maxTimeouts || 3,
@@ -585,6 +588,7 @@ class SessionRecord {
     for (const patch of Array.isArray(reply.patches) ? reply.patches : []) {
       const key = patchKey(patch);
       if (key === null) this.unusable++;
+      else if (Array.isArray(patch.cuts) && patch.cuts.length === 0) kept.delete(key); // back to the stored content
       else kept.set(key, patch);
     }
     this.patches = kept;
@@ -857,29 +861,98 @@ export default async function DcpBridgePlugin(ctx, options) {
     throw new BridgeError("remote", "bridge asked for a resync twice");
   }
 
-  // Answers a /dcp command through the child; the session's messages go along only when the
-  // child does not hold them yet.
-  async function runCommand(sessionID, args) {
-    const extra = { command: COMMAND_NAME, arguments: args };
+  // Sends `op` for a session through the child: without its messages when the child holds the
+  // session, else (not synced by a transform yet, e.g. the first thing in a resumed session, or
+  // dropped by the child while idle) with the stored messages in full. `modelFor(fallback)` is
+  // the model to send along.
+  async function sendForSession(op, sessionID, extra, modelFor) {
     const known = sync.held(sessionID, bridge.generation);
     if (known) {
       if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
-      extra.model = await withConfiguredLimit(client, models.get(sessionID) || known.model);
       try {
-        return await bridge.request({ op: "command", sessionID, ...extra }, settings.commandTimeoutMs);
+        const model = await modelFor(known.model);
+        return await bridge.request({ op, sessionID, ...extra, model }, settings.commandTimeoutMs);
       } catch (err) {
-        // The child dropped the session (idle): fall through and send it in full.
         if (!(err instanceof BridgeError && err.kind === "remote" && err.message === "resync")) throw err;
         sync.forget(sessionID);
       }
     }
-    // Not synced by a transform yet (e.g. the first thing in a resumed session).
     const messages = await fetchSessionMessages(client, sessionID);
-    extra.model = await withConfiguredLimit(client, models.get(sessionID) || modelOf(messages));
-    return (await syncAndSend("command", sessionID, messages, extra, settings.commandTimeoutMs)).reply;
+    const full = { ...extra, model: await modelFor(modelOf(messages)) };
+    return (await syncAndSend(op, sessionID, messages, full, settings.commandTimeoutMs)).reply;
+  }
+
+  // Answers a /dcp command through the child, with the session's model and its configured limit.
+  const runCommand = (sessionID, args) =>
+    sendForSession("command", sessionID, { command: COMMAND_NAME, arguments: args }, (fallback) =>
+      withConfiguredLimit(client, models.get(sessionID) || fallback),
+    );
+
+  // Runs a call of one of the plugin's tools through the child, like a command.
+  const runTool = (sessionID, name, args, callID) =>
+    sendForSession("tool", sessionID, { name, arguments: args ?? {}, callID: callID ?? null }, async (fallback) =>
+      models.get(sessionID) || fallback,
+    );
+
+  // OpenCode's shape of a plugin tool: `args` are JSON Schema properties (OpenCode makes them all
+  // required); `execute` answers the model. A refused call throws, so OpenCode records it as a
+  // failed call (the model reads the same text).
+  const toolOf = (definition) => ({
+    description: String(definition.description ?? ""),
+    args: definition.parameters?.properties ?? {},
+    execute: async (args, toolContext) => {
+      const sessionID = toolContext?.sessionID;
+      let reply;
+      try {
+        if (!sessionID) throw new Error("the call came without a session id");
+        reply = await sync.serialize(sessionID, () => runTool(sessionID, definition.name, args, toolContext?.callID));
+      } catch (err) {
+        log("warn", `${definition.name} failed: ${err?.message ?? err}`);
+        throw new Error(`dcp: the pruning bridge is unavailable (${err?.message ?? err}); nothing was changed.`);
+      }
+      if (reply.error) throw new Error(String(reply.output ?? "refused"));
+      return { output: String(reply.output ?? ""), title: String(reply.title ?? definition.name), metadata: {} };
+    },
+  });
+
+  // The tools and the system text come from the child (its config says which tools are on).
+  // OpenCode reads `hooks.tool` when it first lists its tools, so the object is filled in place.
+  const tools = {};
+  let systemText = null;
+  const loadTools = async () => {
+    try {
+      const reply = await bridge.request({ op: "tools" }, settings.startupTimeoutMs);
+      for (const definition of Array.isArray(reply.tools) ? reply.tools : []) {
+        if (definition && typeof definition.name === "string") tools[definition.name] = toolOf(definition);
+      }
+      systemText = typeof reply.system === "string" && reply.system ? reply.system : null;
+    } catch (err) {
+      log("warn", `no pruning tools for the model: ${err?.message ?? err}`);
+    }
+  };
+  if (isActive() && bridge.alive) {
+    let timer;
+    const waited = new Promise((resolve) => {
+      timer = setTimeout(resolve, settings.toolsWaitMs);
+      timer.unref?.();
+    });
+    await Promise.race([loadTools(), waited]);
+    clearTimeout(timer);
   }
 
   const hooks = {
+    tool: tools,
+
+    // Adds what the tools are for (the same text on every request, so the cached prompt stays valid).
+    "experimental.chat.system.transform": async (input, output) => {
+      try {
+        if (!systemText || !claim(output, false)) return;
+        if (Array.isArray(output?.system) && !output.system.includes(systemText)) output.system.push(systemText);
+      } catch (err) {
+        log("warn", `could not add to the system prompt: ${err?.message ?? err}`);
+      }
+    },
+
     // Registers /dcp unless the user defined their own command with that name.
     config: async (config) => {
       try {

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-OPS = frozenset({"startup", "transform", "command", "close", "ping"})
+OPS = frozenset({"startup", "transform", "command", "tools", "tool", "close", "ping"})
 RESYNC = "resync"
 
 

@@ -166,24 +166,49 @@ class BridgeServer:
         reply = protocol.patches_line(rid, fragments, incremental=outgoing.incremental, token=token)
         return reply, lambda: self.runtime.finish(outgoing, messages)
 
+    def _held(self, session_id: str, request: dict[str, Any]) -> Mirror | None:
+        """The session's mirror, synced with the request's delta when it carries one; None: ask for a resync."""
+        if protocol.has_delta(request):
+            try:
+                mirror, _ = self._sync(session_id, request)
+            except Resync:
+                return None
+            return mirror
+        found = self.mirrors.get(session_id)
+        if found is not None:
+            found.touch()
+        # None: dropped while idle (or never synced), and the JS side resends the session.
+        return found
+
+    def _op_tools(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
+        tools = self.runtime.tool_definitions()
+        return protocol.ok_line(rid, tools=tools, system=self.runtime.system_text() if tools else None), None
+
+    def _op_tool(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
+        session_id = protocol.session_of(request)
+        name = request.get("name")
+        call_id = request.get("callID")
+        if not isinstance(name, str) or not (call_id is None or isinstance(call_id, str)):
+            raise ProtocolError('"name" must be a string and "callID" a string or null')
+        mirror = self._held(session_id, request)
+        if mirror is None:
+            return protocol.error_line(rid, protocol.RESYNC), None
+        result = self.runtime.execute_tool(
+            session_id, name, request.get("arguments"), mirror.messages, call_id=call_id, model=model_ref(request.get("model"))
+        )
+        if result is None:
+            return protocol.error_line(rid, f'"{name}" is not a tool of this plugin'), None
+        return protocol.ok_line(rid, **result.to_dict()), None
+
     def _op_command(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
         session_id = protocol.session_of(request)
         command = request.get("command")
         arguments = request.get("arguments", "")
         if not isinstance(command, str) or not isinstance(arguments, str):
             raise ProtocolError('"command" and "arguments" must be strings')
-        if protocol.has_delta(request):
-            try:
-                mirror, _ = self._sync(session_id, request)
-            except Resync:
-                return protocol.error_line(rid, protocol.RESYNC), None
-        else:
-            found = self.mirrors.get(session_id)
-            if found is None:
-                # Dropped while idle (or never synced): the JS side resends the session.
-                return protocol.error_line(rid, protocol.RESYNC), None
-            mirror = found
-            mirror.touch()
+        mirror = self._held(session_id, request)
+        if mirror is None:
+            return protocol.error_line(rid, protocol.RESYNC), None
         output: dict[str, Any] = {"parts": []}
         hook_input: dict[str, Any] = {
             "command": command,

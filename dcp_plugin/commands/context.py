@@ -12,6 +12,7 @@ from dcp_plugin.commands.calls import call_label
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
+from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
 from dcp_plugin.pipeline.tokens import (
@@ -60,6 +61,7 @@ class ContextBreakdown:
     largest: list[PrunedCall] = field(default_factory=list)
     waiting: tuple[int, int] = (0, 0)  # decided prunes the cache scheduler has not written yet: (calls, tokens)
     costs: dict[str, Any] | None = None  # the session's prompt-cache accounting (Scheduler.describe)
+    model_tools: dict[str, Tally] = field(default_factory=dict)  # the model's calls of discard, extract, restore
 
     @property
     def content(self) -> int:
@@ -131,6 +133,10 @@ class ContextBreakdown:
             "largest_savings": [
                 {"call": c.label, "strategy": c.strategy, "calls": c.calls, "tokens": c.tokens} for c in self.largest
             ],
+            "model_tools": {
+                name: {"calls": t.accepted, "refused": t.refused, "outputs": t.outputs, "tokens": t.tokens}
+                for name, t in self.model_tools.items()
+            },
             "provider_reported_prompt": self.reported_prompt,
             "snapshot": self.snapshot.to_dict() if self.snapshot is not None else None,
             "waiting": {"calls": self.waiting[0], "tokens": self.waiting[1]},
@@ -267,6 +273,19 @@ def cache_lines(b: ContextBreakdown) -> list[str]:
     return lines
 
 
+def model_tools_line(tallies: dict[str, Tally]) -> str:
+    """`The model's tools: discard 2 calls (5 outputs), restore 1 call (1 output back, ~800 tokens); 1 refused`."""
+    parts = []
+    for name, t in tallies.items():
+        if not t.accepted:
+            continue
+        back = f" back, ~{t.tokens:,} tokens" if name == RESTORE else ""
+        parts.append(f"{name} {plural(t.accepted, 'call')} ({plural(t.outputs, 'output')}{back})")
+    refused = sum(t.refused for t in tallies.values())
+    tail = f"; {refused:,} refused" if refused else ""
+    return f"The model's tools: {', '.join(parts) or 'no accepted call'}{tail}"
+
+
 def source_note(b: ContextBreakdown) -> str:
     """Where the total comes from, and which numbers are estimates."""
     snap = b.snapshot
@@ -295,6 +314,8 @@ def render_text(b: ContextBreakdown) -> str:
         lines.append("Largest savings:")
         lines += [f"  {largest_line(c)}" for c in b.largest]
     lines += cache_lines(b)
+    if b.model_tools:
+        lines.append(model_tools_line(b.model_tools))
     lines += ["", "Context budget:"]
     if b.snapshot is not None:
         lines += [f"  {line}" for line in ladder_lines(b.snapshot)]

@@ -56,6 +56,7 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
     if view is not None:
         breakdown.waiting = (len(view.waiting), sum(d.tokens_saved for d in view.waiting))
         breakdown.costs = dict(view.costs)
+        breakdown.model_tools = dict(view.model_tools)
     text = context.render_text(breakdown)
     if not config.enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."

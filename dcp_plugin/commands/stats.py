@@ -20,6 +20,11 @@ def stats_lines(title: str, stats: Stats) -> list[str]:
     for name in names:
         calls, tokens = stats.by_strategy.get(name, (0, 0))
         lines.append(f"  {name:<17}{calls:>7,} {'call ' if calls == 1 else 'calls'}  ~{tokens:,} tokens")
+    if stats.restores:
+        lines.append(
+            f"  {'restore':<17}{stats.restores:>7,} {'call ' if stats.restores == 1 else 'calls'}  "
+            f"{plural(stats.restored_outputs, 'output')} brought back (~{stats.restored_tokens:,} tokens)"
+        )
     lines.append(f"  {net_line(stats)}")
     return lines
 

@@ -42,6 +42,28 @@ class CommandsConfig(Section):
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 
+class ToolConfig(Section):
+    enabled: bool = True
+
+
+class ToolsConfig(Section):
+    """The tools the model prunes with (discard, extract, restore), the prunable list and the loop guard."""
+
+    discard: ToolConfig = ToolConfig()
+    extract: ToolConfig = ToolConfig()
+    restore: ToolConfig = ToolConfig()
+    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
+    nudge_frequency: int = Field(default=20, ge=1, le=1000, alias="nudgeFrequency")
+    cooldown_steps: int = Field(default=3, ge=0, le=1000, alias="cooldownSteps")
+    min_tokens: int = Field(default=250, ge=0, le=1_000_000, alias="minTokens")
+    max_failures: int = Field(default=3, ge=1, le=1000, alias="maxFailures")
+
+    def enabled(self, name: str) -> bool:
+        """Whether the tool called ``name`` is on."""
+        section = getattr(self, name, None)
+        return isinstance(section, ToolConfig) and section.enabled
+
+
 class CompactionConfig(Section):
     enabled: bool = True
 
@@ -89,6 +111,7 @@ class DcpConfig(Section):
     protected_file_patterns: tuple[str, ...] = Field(default=(), alias="protectedFilePatterns")
     strategies: StrategiesConfig = StrategiesConfig()  # type: ignore[valid-type]
     cache: CacheConfig = CacheConfig()
+    tools: ToolsConfig = ToolsConfig()
     context_budget: ContextBudgetConfig = Field(default=ContextBudgetConfig(), alias="contextBudget")
 
     def strategy_section(self, name: str) -> Any:

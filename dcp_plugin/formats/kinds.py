@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from dcp_plugin.pipeline.placeholders import (
+    DISCARDED_PREFIX,
     DUPLICATE_PLACEHOLDER,
     FAILED_INPUT_PLACEHOLDER,
+    SUMMARY_HEADER,
     SUPERSEDED_PLACEHOLDER,
     SWEPT_PLACEHOLDER,
 )
@@ -41,11 +43,12 @@ class Kind(StrEnum):
     PLACEHOLDER_SUPERSEDED = "dcp.placeholder.superseded"
     PLACEHOLDER_FAILED_INPUT = "dcp.placeholder.failed_input"
     PLACEHOLDER_SWEPT = "dcp.placeholder.swept"
+    PLACEHOLDER_DISCARDED = "dcp.placeholder.discarded"  # the model discarded the output
     PLACEHOLDER = "dcp.placeholder"  # a dcp placeholder of a strategy this module does not list yet
     IMAGE_REMOVED = "dcp.removed.image"
     FILE_REMOVED = "dcp.removed.file"
     EXTRACTED_SUMMARY = "dcp.summary"  # facts the model kept from outputs it pruned
-    INSTRUCTIONS = "dcp.instructions"  # what the plugin adds to the system prompt
+    INSTRUCTIONS = "dcp.instructions"  # the plugin's own words to the model: the system text, the prunable list
     UNKNOWN = "unknown"
 
 
@@ -55,6 +58,7 @@ REPLACES: dict[Kind, frozenset[Kind]] = {
     Kind.PLACEHOLDER_SUPERSEDED: frozenset({Kind.TOOL_CALL}),
     Kind.PLACEHOLDER_FAILED_INPUT: frozenset({Kind.TOOL_CALL}),
     Kind.PLACEHOLDER_SWEPT: frozenset({Kind.TOOL_RESULT, Kind.TOOL_CALL}),
+    Kind.PLACEHOLDER_DISCARDED: frozenset({Kind.TOOL_RESULT}),
     Kind.PLACEHOLDER: frozenset({Kind.TOOL_RESULT, Kind.TOOL_ERROR, Kind.TOOL_CALL}),
     Kind.IMAGE_REMOVED: frozenset({Kind.IMAGE}),
     Kind.FILE_REMOVED: frozenset({Kind.FILE}),
@@ -71,9 +75,10 @@ _PLACEHOLDERS: tuple[tuple[str, Kind], ...] = (
     (SUPERSEDED_PLACEHOLDER.rstrip("]"), Kind.PLACEHOLDER_SUPERSEDED),
     (FAILED_INPUT_PLACEHOLDER.rstrip("]"), Kind.PLACEHOLDER_FAILED_INPUT),
     (SWEPT_PLACEHOLDER.rstrip("]"), Kind.PLACEHOLDER_SWEPT),
+    (DISCARDED_PREFIX, Kind.PLACEHOLDER_DISCARDED),
 )
 _DCP_PREFIX = "[dcp: "
-_SUMMARY_PREFIX = "[dcp: summary"
+_SUMMARY_PREFIX = SUMMARY_HEADER[: len("[dcp: summary")]
 _INSTRUCTIONS_PREFIX = "[dcp: instructions"
 _MARKER = re.compile(r"\[(image|file) removed: ([^\]\n]*)\]")
 _MARKER_KINDS = {"image": Kind.IMAGE_REMOVED, "file": Kind.FILE_REMOVED}

@@ -8,6 +8,10 @@ A host adopts every plugin of this kind with a handful of lines::
     pm.hook.host_startup(context={"directory": project_dir})
     pm.hook.chat_messages_transform(input={}, output={"messages": outgoing})
 
+A host that lets plugins give the model tools also calls :func:`tool_definitions` once,
+:func:`tool_execute` for each call of those tools and :func:`system_prompt_transform` before
+every request; a host that never calls them keeps working as before.
+
 Every hook takes keyword arguments only (pluggy's rule) and must never raise into the
 host: a plugin that fails leaves the outgoing data exactly as it was.
 """
@@ -119,4 +123,60 @@ def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[s
     ``status`` (``none``, ``disabled``, ``skipped-breaker-open``, ``unsupported``,
     ``failed``, ``discarded-truncated``) means "send the request as it is". Returns None
     when the plugin knows nothing of the session. Never raises.
+    """
+
+
+@hookspec
+def tool_definitions() -> list[dict[str, Any]]:  # type: ignore[empty-body]
+    """The tools a plugin offers the model; a host that calls this gives them to the model.
+
+    Returns a list of ``{"name": str, "description": str, "parameters": dict}``, where
+    ``parameters`` is a JSON Schema object (``{"type": "object", "properties": ..., "required":
+    [...]}``), as the providers' tool definitions take it. Every plugin answers; the host joins
+    the lists. Call it once (at startup) and offer the same definitions on every request: tool
+    definitions come first in a request, so changing them makes the provider process the whole
+    prompt again.
+
+    The dcp plugin offers ``discard``, ``extract`` and ``restore`` (those ``tools`` in dcp.jsonc
+    turns on); once asked, it also appends the list of prunable outputs to a tool result now and
+    then, and treats calls of these tools found in a history as its own.
+    """
+
+
+@hookspec(firstresult=True)
+def tool_execute(
+    name: str, arguments: dict[str, Any], session_id: str, messages: list[dict[str, Any]], call_id: str | None
+) -> dict[str, Any] | None:
+    """Run a call of a tool a plugin offered; the first plugin that knows ``name`` answers.
+
+    ``arguments`` is what the model passed (parsed JSON), ``session_id`` the session the call
+    belongs to, ``messages`` the session's history *as stored* (never the pruned copy) in the
+    shape of :func:`chat_messages_transform`, up to the request the model answered with this
+    call (it may also hold the message with the call itself), and ``call_id`` the call's id
+    (``callID`` of its tool part) or None.
+
+    Returns ``{"output": str, "error": bool, "title": str}``: ``output`` is the call's result for
+    the model; ``error`` true means the call was refused (nothing changed) and the host should
+    record it as a failed call where it can (OpenCode: an error state; Anthropic: ``is_error``),
+    else send the text as it is; ``title`` is a short label for the user. None when ``name`` is
+    not this plugin's tool. Never raises.
+
+    The dcp plugin's ``discard`` and ``extract`` prune the outputs named by id from the next
+    request on (when writing the placeholder pays for the prompt cache); ``restore`` answers
+    with the original content of pruned outputs. The host stores the call and its result in the
+    history like any other tool call: that stored call is what makes the prune, so a restart or
+    a replay of the history makes the same ones.
+    """
+
+
+@hookspec
+def system_prompt_transform(input: dict[str, Any], output: dict[str, Any]) -> None:
+    """Called before every model request with the system prompt about to be sent.
+
+    ``input``: ``{"sessionID": str, "model": {...}}`` (either may be missing); ``output``:
+    ``{"system": [str, ...]}``, the system prompt's parts, which plugins may append to in place.
+
+    The dcp plugin appends one text while it offers tools (after :func:`tool_definitions`):
+    what the tools are for, and that text in ``[dcp: ...]`` brackets is the plugin's, never
+    the user's. The text is the same on every request, so the cached prompt stays valid.
     """

@@ -52,9 +52,10 @@ class _Pending:
     cost_without: float = 0.0
     cost_with: float = 0.0
     rewritten: int = 0
+    restores: list[store_mod.Restore] = field(default_factory=list)
 
     def dirty(self) -> bool:
-        return bool(self.decisions or self.manual or self.requests or self.snapshot is not None)
+        return bool(self.decisions or self.manual or self.requests or self.snapshot is not None or self.restores)
 
     def take(self, session_id: str) -> store_mod.SessionBatch:
         batch = store_mod.SessionBatch(
@@ -67,9 +68,10 @@ class _Pending:
             self.cost_without,
             self.cost_with,
             self.rewritten,
+            self.restores,
         )
         self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot = [], {}, 0, 0, None
-        self.cost_without, self.cost_with, self.rewritten = 0.0, 0.0, 0
+        self.cost_without, self.cost_with, self.rewritten, self.restores = 0.0, 0.0, 0, []
         return batch
 
     def give_back(self, batch: store_mod.SessionBatch) -> None:
@@ -80,6 +82,7 @@ class _Pending:
         self.cost_without += batch.cost_without
         self.cost_with += batch.cost_with
         self.rewritten += batch.rewritten_tokens
+        self.restores[:0] = batch.restores
         if self.snapshot is None:
             self.snapshot = batch.snapshot
 
@@ -151,6 +154,11 @@ class Persistence:
                     store_mod.Decision(decision.call_id, decision.tool, decision.strategy, decision.tokens_saved)
                 )
         return fresh
+
+    def record_restores(self, session_id: str, restores: Iterable[store_mod.Restore]) -> None:
+        """Queue the model's restore calls (the store counts each call once, however often it is queued)."""
+        with self._lock:
+            self._pending.setdefault(session_id, _Pending()).restores.extend(restores)
 
     def record_manual(self, session_id: str, manual: Mapping[str, str]) -> None:
         """Queue user decisions (sweeps) and save them now: they cannot be recomputed from the history."""

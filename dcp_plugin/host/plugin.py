@@ -36,6 +36,24 @@ class DcpPlugin:
         self.runtime.command(input, output)
 
     @hookimpl
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The discard, extract and restore tools the config turns on."""
+        return self.runtime.tool_definitions()
+
+    @hookimpl
+    def tool_execute(
+        self, name: str, arguments: dict[str, Any], session_id: str, messages: list[dict[str, Any]], call_id: str | None
+    ) -> dict[str, Any] | None:
+        """Run a call of one of the plugin's tools; None for other tools."""
+        result = self.runtime.execute_tool(session_id, name, arguments, messages or [], call_id=call_id)
+        return None if result is None else result.to_dict()
+
+    @hookimpl
+    def system_prompt_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        """Add what the tools are for to the system prompt, while they are offered."""
+        self.runtime.system_transform(input, output)
+
+    @hookimpl
     def context_snapshot(self, session_id: str) -> dict[str, Any] | None:
         """The session's latest context snapshot, with the tip's text."""
         snapshot = self.runtime.snapshot(session_id)

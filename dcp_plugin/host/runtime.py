@@ -8,6 +8,8 @@ The façades (the pluggy hooks in :mod:`~dcp_plugin.host.plugin`, the bridge ser
 - :meth:`Runtime.finish` does the bookkeeping of a sent request (notifications, the context
   snapshot and its tip, statistics); it never raises, and a bridge calls it after replying;
 - :meth:`Runtime.transform` is both in one call, for hosts that hand a mutable list;
+- :meth:`Runtime.tool_definitions`, :meth:`Runtime.execute_tool` and :meth:`Runtime.system_text`
+  for hosts that offer the model the plugin's tools (discard, extract, restore);
 - :meth:`Runtime.reset`, :meth:`Runtime.drop`, :meth:`Runtime.snapshot`,
   :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.view` and
   :meth:`Runtime.command` for the rest.
@@ -19,8 +21,9 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from dcp_plugin.budget.compaction import CompactionOutcome
@@ -39,6 +42,8 @@ from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
+from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import SWEEP
@@ -96,6 +101,19 @@ class SessionView:
     saved_by_strategy: Mapping[str, tuple[int, int]]
     restarts: int
     costs: Mapping[str, Any]
+    model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a call of one of the plugin's tools answers: the text for the model, and whether it was refused."""
+
+    output: str
+    error: bool
+    title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"output": self.output, "error": self.error, "title": self.title}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +156,7 @@ class Runtime:
         self._startup_model: ModelRef | None = None
         self._debug_log: Any = None
         self._last: dict[str, Outgoing] = {}
+        self._tools_offered = False  # the host asked for the tool definitions: it offers them to the model
 
     # -- setup -------------------------------------------------------------------------------
     def startup(self, context: Mapping[str, Any]) -> None:
@@ -234,7 +253,7 @@ class Runtime:
     @staticmethod
     def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
         if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
-            return plan(messages, state.applied[since[1] :]), True
+            return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False
 
     def _model_for(self, model: ModelRef | None, named: ModelRef | None) -> ModelRef | None:
@@ -264,6 +283,11 @@ class Runtime:
                     self._debug(state, fresh)
                     if request:
                         self._notify_pruned(state, [d for d in fresh if d.strategy != SWEEP])
+                restores = state.tools.take_new_restores()
+                if restores:
+                    self._persistence.record_restores(
+                        state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
+                    )
                 image_tokens = config.context_budget.image_token_estimate
                 snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
                 tip = session.snapshots.tip_change()
@@ -306,7 +330,14 @@ class Runtime:
                     snapshot = ContextSnapshot.from_dict(stored.snapshot)
                 except ValueError:
                     snapshot = None
-            state = SessionState(session_id, config, self.directory, manual=stored.manual, root=self.project_root)
+            state = SessionState(
+                session_id,
+                config,
+                self.directory,
+                manual=stored.manual,
+                root=self.project_root,
+                tools_offered=self._tools_offered,
+            )
             session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
         else:
             session.state.reconfigure(config)
@@ -353,6 +384,7 @@ class Runtime:
                 state.saved_by_strategy(),
                 state.restarts,
                 {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
+                MappingProxyType(state.tools.tallies()),
             )
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
@@ -409,6 +441,76 @@ class Runtime:
                 self._debug(state, self._persistence.record(session_id, applied))
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
         return SweepOutcome(selection, tuple(swept))
+
+    # -- the model's tools ---------------------------------------------------------------------
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tools to offer the model (``{name, description, parameters}``); asking says the host offers them.
+
+        From then on every session writes prunable lists, and calls of these tools found in a
+        history are judged and their prunes made. Empty when the plugin is disabled.
+        """
+        config = self.config()
+        with self._lock:
+            if not self._tools_offered:
+                self._tools_offered = True
+                for session in self._sessions.values():
+                    session.state.offer_tools(True)
+        return definitions(config.tools) if config.enabled else []
+
+    def system_text(self) -> str | None:
+        """What to add to the system prompt while the tools are offered: the same text on every request."""
+        config = self.config()
+        if not (config.enabled and self._tools_offered):
+            return None
+        return system_text(config.tools)
+
+    def execute_tool(
+        self,
+        session_id: str,
+        name: str,
+        arguments: Any,
+        messages: Sequence[Any],
+        *,
+        call_id: str | None = None,
+        model: ModelRef | None = None,
+    ) -> ToolResult | None:
+        """Run a call of discard, extract or restore; None for a tool that is not the plugin's. Never raises.
+
+        ``messages`` is the session's stored history (never a pruned copy): the requests up to
+        the call, or also the message holding the call (found by ``call_id``), which is then
+        left out, since the call is judged on the history the model saw when it made it. The
+        prunes of an accepted call are made when the call appears in a later request's history
+        (so a restart or a replay makes the same ones); a restore answers with the originals.
+        """
+        if name not in TOOL_NAMES:
+            return None
+        try:
+            config = self.config()
+            if not config.enabled:
+                return ToolResult("dcp is turned off (enabled: false in dcp.jsonc); nothing was changed.", True, f"{name}: off")
+            if not self._tools_offered:
+                self.tool_definitions()
+            cut = _call_message(messages, call_id)
+            with self._lock:
+                state = self._session(session_id, config).state
+                if cut >= state.ledger.mark.count:
+                    host_model = (model or ModelRef()).merged_over(self._startup_model)
+                    state.update(messages[:cut], request=True, model=host_model)
+                verdict = state.judge_call(messages[:cut], name, arguments, call_id or "")
+            return ToolResult(verdict.text, not verdict.accepted, verdict.title)
+        except Exception as exc:  # noqa: BLE001 - the model gets an answer, the host keeps going
+            log.exception("dcp: the %s tool failed", name)
+            return ToolResult(f"dcp: {name} failed inside the plugin ({type(exc).__name__}); nothing was changed.", True, f"{name}: failed")
+
+    def system_transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
+        """The system-prompt hook: append :meth:`system_text` to ``output["system"]`` (a list of strings)."""
+        try:
+            system = output.get("system") if isinstance(output, Mapping) else None
+            text = self.system_text() if isinstance(system, list) else None
+            if text is not None and isinstance(system, list) and text not in system:
+                system.append(text)
+        except Exception:  # noqa: BLE001 - the request goes out without the text
+            log.exception("dcp: could not add to the system prompt")
 
     # -- commands ----------------------------------------------------------------------------
     def command(self, input: Mapping[str, Any], output: dict[str, Any]) -> None:
@@ -481,3 +583,14 @@ class Runtime:
                 d.strategy,
                 f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
             )
+
+
+def _call_message(messages: Sequence[Any], call_id: str | None) -> int:
+    """The index of the message holding the tool call ``call_id`` (searched from the end), else the list's length."""
+    if call_id:
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            parts = message.get("parts") if isinstance(message, dict) else None
+            if isinstance(parts, list) and any(isinstance(p, dict) and p.get("callID") == call_id for p in parts):
+                return index
+    return len(messages)

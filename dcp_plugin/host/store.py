@@ -61,8 +61,18 @@ _SCHEMA: tuple[str, ...] = (
         key TEXT PRIMARY KEY,
         value REAL NOT NULL
     ) WITHOUT ROWID""",
+    # Calls of the model's restore tool: how many outputs each brought back, and their tokens. A
+    # table added within version 2: older plugins ignore it, and opening creates it when missing.
+    """CREATE TABLE IF NOT EXISTS restored (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        outputs INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        decided_at REAL NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID""",
 )
-_TABLES = ("sessions", "pruned", "manual", "meta")
+_TABLES = ("sessions", "pruned", "manual", "meta", "restored")
 # Statistics count what happened after this time (`dcp stats --reset`).
 STATS_RESET_KEY = "stats_reset_at"
 
@@ -104,6 +114,15 @@ class Decision:
     tokens_saved: int
 
 
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """One call of the model's restore tool as persisted: how many outputs it brought back, and their tokens."""
+
+    call_id: str
+    outputs: int
+    tokens: int
+
+
 @dataclass(slots=True)
 class SessionBatch:
     """What one flush writes for one session; counters are deltas added to the stored ones."""
@@ -117,9 +136,12 @@ class SessionBatch:
     cost_without: float = 0.0
     cost_with: float = 0.0
     rewritten_tokens: int = 0
+    restores: list[Restore] = field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.decisions or self.manual or self.requests or self.tokens_saved_sent or self.snapshot)
+        return not (
+            self.decisions or self.manual or self.requests or self.tokens_saved_sent or self.snapshot or self.restores
+        )
 
 
 @dataclass(slots=True)
@@ -144,6 +166,9 @@ class Stats:
     cost_without: float = 0.0
     cost_with: float = 0.0
     rewritten_tokens: int = 0
+    restores: int = 0  # calls of the model's restore tool
+    restored_outputs: int = 0
+    restored_tokens: int = 0
 
     @property
     def net_saved(self) -> float:
@@ -175,6 +200,7 @@ class Stats:
             "net_saved": round(self.net_saved, 1),
             "net_saved_percent": None if self.net_percent is None else round(self.net_percent, 2),
             "rewritten_tokens": self.rewritten_tokens,
+            "restores": {"calls": self.restores, "outputs": self.restored_outputs, "tokens": self.restored_tokens},
             "by_strategy": {
                 name: {"calls": count, "tokens_saved_per_request": tokens}
                 for name, (count, tokens) in sorted(self.by_strategy.items())
@@ -525,10 +551,21 @@ class Store:
                         "INSERT OR REPLACE INTO manual (session_id, call_id, reason, decided_at) VALUES (?, ?, ?, ?)",
                         [(batch.session_id, call_id, reason, when) for call_id, reason in batch.manual.items()],
                     )
+                if batch.restores:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO restored (session_id, call_id, outputs, tokens, decided_at) VALUES (?, ?, ?, ?, ?)",
+                        [(batch.session_id, r.call_id, r.outputs, r.tokens, when) for r in batch.restores],
+                    )
             conn.execute("COMMIT")
             return True
 
         return bool(self._run(False, work))
+
+
+def _integers(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> tuple[int, int, int]:
+    """The three integers of a one-row query."""
+    a, b, c = conn.execute(sql, args).fetchone()
+    return int(a), int(b), int(c)
 
 
 def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stats:
@@ -544,12 +581,16 @@ def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stat
         args,
     ):
         stats.by_strategy[str(strategy)] = (int(count), int(tokens))
-    row = conn.execute(
+    stats.sessions, stats.requests, stats.tokens_saved_sent = _integers(
+        conn,
         "SELECT COUNT(CASE WHEN last_seen > ? THEN 1 END), COALESCE(SUM(requests), 0), COALESCE(SUM(tokens_saved_sent), 0)"
         f" FROM sessions WHERE 1 {where}",
         args,
-    ).fetchone()
-    stats.sessions, stats.requests, stats.tokens_saved_sent = (int(v) for v in row)
+    )
+    if "restored" in _table_names(conn):
+        stats.restores, stats.restored_outputs, stats.restored_tokens = _integers(
+            conn, f"SELECT COUNT(*), COALESCE(SUM(outputs), 0), COALESCE(SUM(tokens), 0) FROM restored WHERE decided_at > ? {where}", args
+        )
     # A database of version 1 (opened read-only, so not migrated) has no cost columns yet.
     if {name for name, _ in _SESSION_COLUMNS_V2} <= {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}:
         only = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())

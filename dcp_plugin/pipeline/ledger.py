@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES, HistoryMark, call_id_of, is_user, message_id, parts_of
+from dcp_plugin.pipeline.conversation import (
+    FINAL_STATUSES,
+    HistoryMark,
+    call_id_of,
+    is_assistant,
+    is_user,
+    message_id,
+    parts_of,
+)
+from dcp_plugin.pipeline.ids import assign_id
 
 if TYPE_CHECKING:
     from dcp_plugin.pipeline.placeholders import Decision
@@ -20,6 +29,9 @@ class CallRecord:
 
     ``output_decision`` and ``input_decision`` are the decisions that currently own each
     field (None while nothing prunes it): the one place that says whether a call is pruned.
+    ``note`` is the plugin's own text appended to the output (the prunable list), which is
+    not a prune. ``ident`` is the short id the model names the call by (:mod:`..ids`);
+    ``step`` counts the assistant messages up to and including the call's own.
     """
 
     call_id: str
@@ -31,8 +43,11 @@ class CallRecord:
     message_id: str | None
     turn: int
     status: str
+    ident: str | None = None
+    step: int = 0
     output_decision: Decision | None = None
     input_decision: Decision | None = None
+    note: Decision | None = None
 
     @property
     def pruned(self) -> bool:
@@ -76,10 +91,13 @@ class Ledger:
     def __init__(self) -> None:
         self.records: list[CallRecord] = []
         self.by_call: dict[str, CallRecord] = {}
+        self.by_ident: dict[str, CallRecord] = {}
         self.unfinished: list[CallRecord] = []
         self.mark = HistoryMark()
         self.message_ids: list[str | None] = []  # per index, to check a resend from an index
         self.turn = 0  # the current user turn (number of user messages seen)
+        self.steps = 0  # assistant messages seen (the model's steps)
+        self.step_at: list[int] = []  # per message index: assistant messages up to and including it
         self._seq = 0
 
     def continues(self, messages: Sequence[Any], changed_from: int | None = None) -> bool:
@@ -118,6 +136,9 @@ class Ledger:
         for index in range(start, end):
             if is_user(messages[index]):
                 self.turn += 1
+            elif is_assistant(messages[index]):
+                self.steps += 1
+            self.step_at.append(self.steps)
             self._scan_parts(messages, index, result)
         if end:
             self.mark.advance(messages, end)
@@ -140,6 +161,7 @@ class Ledger:
                 continue
             status = state.get("status")
             part_id = part.get("id")
+            ident = assign_id(call_id, self.by_ident)
             record = CallRecord(
                 call_id=call_id,
                 tool=tool,
@@ -150,10 +172,13 @@ class Ledger:
                 message_id=message_id(message),
                 turn=self.turn,
                 status=status if isinstance(status, str) else "pending",
+                ident=ident,
+                step=self.step_at[index] if index < len(self.step_at) else self.steps,
             )
             self._seq += 1
             self.records.append(record)
             self.by_call[call_id] = record
+            self.by_ident[ident] = record
             if record.status in FINAL_STATUSES:
                 result.finished.append(record)
             else:

@@ -7,14 +7,24 @@ from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.tokens import json_chars, tokens_removed
+from dcp_plugin.pipeline.tokens import json_chars, tokens_removed, tool_state_tokens
 
-# Stable strings: the same text every time keeps the provider's prompt cache warm.
+# Stable strings: the same text every time keeps the provider's prompt cache warm. Every one is
+# written with the id of the call it stands in for (see `tag`), so the model can name it.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"
 SUPERSEDED_PLACEHOLDER = "[dcp: content removed - this file was read back later]"
 FAILED_INPUT_PLACEHOLDER = "[dcp: input removed - call failed turns ago]"
 SWEPT_PLACEHOLDER = "[dcp: removed by /dcp sweep]"
+# The model's own prunes (the discard and extract tools), one text per reason.
+DISCARDED_PREFIX = "[dcp: output discarded by the model"
+DISCARDED_PLACEHOLDERS: dict[str, str] = {
+    "noise": f"{DISCARDED_PREFIX} as noise]",
+    "done": f"{DISCARDED_PREFIX}: the task that needed it is done]",
+}
+# The head of what `extract` leaves in place of an output; the model's distillation follows it.
+SUMMARY_HEADER = "[dcp: summary - the model kept these facts of a pruned output]"
 
 Field = Literal["input", "output"]
 Cut = tuple[int, int, str]
@@ -45,6 +55,37 @@ class CutOutput:
 Edit = ReplaceOutput | ShrinkInput | CutOutput
 
 
+def tag(text: str, ident: str | None) -> str:
+    """A placeholder naming the call it stands in for: ``[dcp: ... (id 3kq7)]``.
+
+    The id goes before the first ``]``, so a placeholder keeps the prefix its kind is
+    recognized by (``formats.kinds``); texts that are not the plugin's (``[dcp: ...]``) stay.
+    """
+    if ident is None or not text.startswith("[dcp: "):
+        return text
+    end = text.find("]")
+    return text if end < 0 else f"{text[:end]} (id {ident}){text[end:]}"
+
+
+def placeholder_for(text: str, call_id: str) -> str:
+    """``text`` as written for the call ``call_id`` of a session where no other call shares its short id.
+
+    What tests compare against: ``placeholder_for(DUPLICATE_PLACEHOLDER, "call_1")``.
+    """
+    return tag(text, short_id(call_id))
+
+
+def retag(edit: Edit, ident: str | None) -> Edit:
+    """The edit with every placeholder it writes naming ``ident``."""
+    if ident is None:
+        return edit
+    if isinstance(edit, ReplaceOutput):
+        return ReplaceOutput(tag(edit.text, ident))
+    if isinstance(edit, ShrinkInput):
+        return ShrinkInput(tag(edit.text, ident), edit.keep)
+    return CutOutput(tuple((start, end, tag(text, ident)) for start, end, text in edit.cuts))
+
+
 @dataclass(slots=True, eq=False)
 class Decision:
     """One strategy's verdict on one field of one call, and what is written there once applied.
@@ -65,6 +106,8 @@ class Decision:
     expect_length: int | None = None
     applied_at: int | None = None
     superseded: bool = False
+    note: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
+    withdraws: Decision | None = None  # the note this decision takes out again (the output as it was)
 
     @property
     def call_id(self) -> str:
@@ -146,8 +189,11 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
 
 
 def decide(record: CallRecord, strategy: str, edit: Edit, state: dict[str, Any]) -> Decision | None:
-    """The decision an edit makes on a call, with what it saves; None when it saves nothing."""
-    realized = realize(edit, state)
+    """The decision an edit makes on a call, with what it saves; None when it saves nothing.
+
+    Its placeholders name the call's id (:func:`tag`).
+    """
+    realized = realize(retag(edit, record.ident), state)
     if realized is None:
         return None
     field, value, cuts = realized
@@ -163,6 +209,47 @@ def decide(record: CallRecord, strategy: str, edit: Edit, state: dict[str, Any])
         tokens_saved=saved,
         cuts=cuts,
         expect_length=len(original) if cuts is not None and isinstance(original, str) else None,
+    )
+
+
+def note(record: CallRecord, strategy: str, text: str, state: dict[str, Any]) -> Decision | None:
+    """A decision that appends ``text`` to a completed call's output (an insertion at its end); None if it has none.
+
+    The appended text is byte-stable from then on, like a placeholder. ``tokens_saved`` is
+    negative: what the text adds to every request.
+    """
+    output = state.get("output")
+    if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state) or not text:
+        return None
+    end = len(output)
+    value = output + text
+    return Decision(
+        record=record,
+        strategy=strategy,
+        field="output",
+        value=value,
+        tokens_saved=-max(1, tool_state_tokens({**state, "output": value}) - tool_state_tokens(state)),
+        cuts=((end, end, text),),
+        expect_length=end,
+        note=True,
+    )
+
+
+def withdrawal(added: Decision, state: dict[str, Any]) -> Decision | None:
+    """A decision that takes a note out again: the output as stored (a patch with no cuts); None if it changed."""
+    output = state.get("output")
+    if not isinstance(output, str) or len(output) != added.expect_length:
+        return None
+    return Decision(
+        record=added.record,
+        strategy=added.strategy,
+        field="output",
+        value=output,
+        tokens_saved=-added.tokens_saved,
+        cuts=(),
+        expect_length=len(output),
+        note=True,
+        withdraws=added,
     )
 
 
@@ -225,17 +312,20 @@ class Patches(Sequence[Patch]):
         return f"Patches({list(self)!r})"
 
 
-def plan(messages: Sequence[Any], applied: Sequence[Decision]) -> Patches:
+def plan(messages: Sequence[Any], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
-    Pure: nothing in ``messages`` changes (the bridge plans against its never-patched mirror).
+    ``since_token``: ``applied`` is what came after a client's patch token, added to the patches
+    it keeps; a withdrawal (the output as stored, taking a list out) is then a patch to send, while
+    a whole set simply leaves the output alone. Pure: nothing in ``messages`` changes (the bridge
+    plans against its never-patched mirror).
     """
     decisions: list[Decision] = []
     states: list[dict[str, Any]] = []
     keep_decision = decisions.append
     keep_state = states.append
     for decision in applied:
-        if decision.superseded:
+        if decision.superseded or (decision.withdraws is not None and not since_token):
             continue
         record = decision.record
         call_id = record.call_id

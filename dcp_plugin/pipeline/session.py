@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
-from dcp_plugin.budget.thresholds import compute_thresholds
+from dcp_plugin.budget.thresholds import compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, sweep_edit
+from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
+from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
+from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, note, sweep_edit, withdrawal
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
@@ -59,8 +61,10 @@ class SessionState:
         directory: str,
         manual: Mapping[str, str] | None = None,
         root: str | None = None,
+        tools_offered: bool = False,
     ) -> None:
         self.session_id = session_id
+        self.tools_offered = tools_offered  # the host offers the model the discard/extract/restore tools
         self.directory = directory
         self.root = root  # the project root relative protected patterns are anchored to (default: directory)
         self.config = config
@@ -75,11 +79,13 @@ class SessionState:
         self.ledger = Ledger()
         self.scheduler = Scheduler()
         self.strategies: list[tuple[str, Strategy]] = []
+        self.tools = ModelTools(config, tools_offered)
         self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
         self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
         self.in_force_count = 0  # how many applied decisions are in force
         self._young: list[tuple[int, int, CallRecord, str, Edit]] = []
+        self._list: Decision | None = None  # the newest prunable list written
         self._timeline = 0  # messages read for request points, times and models
         self._time_ms = 0  # newest timestamp among them
         self._model: ModelRef | None = None  # newest model they name
@@ -94,11 +100,13 @@ class SessionState:
         self.ledger = Ledger()
         self.scheduler = Scheduler(enabled=self.config.cache.scheduler)
         self.strategies = build_strategies(self.config)
+        self.tools = ModelTools(self.config, self.tools_offered)
         self.decisions = []
         self.applied = []
         self.new_applied = []
         self.in_force_count = 0
         self._young = []
+        self._list = None
         self._timeline = 0
         self._time_ms = 0
         self._model = None
@@ -116,6 +124,12 @@ class SessionState:
         self.config = config
         self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
         self.restart()
+
+    def offer_tools(self, offered: bool) -> None:
+        """The host starts (or stops) offering the model tools: their calls and lists are derived anew."""
+        if offered != self.tools_offered:
+            self.tools_offered = offered
+            self.restart()
 
     @property
     def latest_model(self) -> ModelRef | None:
@@ -161,12 +175,12 @@ class SessionState:
             if index > self.scheduled_end and is_assistant(message):
                 self._sync(messages, index, changed_from)
                 changed_from = None
-                self._schedule(index)
+                self._schedule(messages, index)
             self._read(message, index)
             self._timeline = index + 1
         self._sync(messages, end, changed_from)
         if request and end > self.scheduled_end:
-            self._schedule(end)
+            self._schedule(messages, end)
 
     def _read(self, message: Any, index: int) -> None:
         """Take a message into the timeline: its tokens, its time, its model, the overhead it reports."""
@@ -182,22 +196,50 @@ class SessionState:
         if ref is not None and ref.model_id is not None:
             self._model = ref
 
-    def _schedule(self, count: int) -> None:
-        """Schedule the request that holds the first ``count`` messages."""
+    def _schedule(self, messages: Sequence[Any], count: int) -> None:
+        """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         model = (self._model or ModelRef()).merged_over(self.host_model)
         limit, _ = resolve_context_limit(model.model_id, model.context_limit)
         tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
+        thresholds = compute_thresholds(limit)
+        reached = tier(tokens, thresholds)
+        listing = self.tools.listing(
+            self.ledger, messages, self.directory, self.scheduled_end, count, reached, tokens, limit
+        )
+        if listing is not None:
+            self._write_list(messages, listing.host, listing.text)
         point = Point(
             count,
             self._time_ms,
             (model.provider_id, model.model_id),
             pricing_for(model, self.config.cache),
-            tokens >= compute_thresholds(limit).auto,
+            tokens >= thresholds.auto,
         )
         self.points += 1
         for decision in self.scheduler.at(point, self.points):
             self._mark_applied(decision)
         self.scheduled_end = count
+
+    def _write_list(self, messages: Sequence[Any], host: CallRecord, text: str) -> None:
+        """Append a new list to ``host``'s output, and take the previous list out once that pays.
+
+        The new list is at the tail (free to write); the previous one lies in the cached prefix, so
+        taking it out waits for the scheduler like any prune (when the cache is cold, say).
+        """
+        state = self.ledger.state_of(messages, host)
+        added = note(host, LIST_STRATEGY, text, state) if state is not None else None
+        if added is None:
+            return
+        host.note = added
+        self._pend(added)
+        previous, self._list = self._list, added
+        if previous is None or previous.superseded or previous.record.note is not previous:
+            return
+        old_state = self.ledger.state_of(messages, previous.record)
+        gone = withdrawal(previous, old_state) if old_state is not None else None
+        if gone is not None:
+            previous.record.note = gone
+            self._pend(gone)
 
     def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None) -> None:
         ledger = self.ledger
@@ -206,6 +248,8 @@ class SessionState:
             raise _LateChange()
         proposals: dict[str, list[tuple[CallRecord, Edit]]] = {name: [] for name, _ in self.strategies}
         manual: list[CallRecord] = []
+        calls: list[tuple[CallRecord, dict[str, Any]]] = []
+        tools = self.tools
         for record in result.finished:
             state = ledger.state_of(messages, record) or {}
             paths = extract_paths(record.tool, state.get("input"))
@@ -218,8 +262,14 @@ class SessionState:
             )
             if record.call_id in self.manual:
                 manual.append(record)
+            if tools.owns(record):
+                calls.append((record, state))
+            tools.observe(record, state, call.protected)
             for name, strategy in self.strategies:
                 proposals[name].extend(strategy.observe(call))
+        if calls:
+            # Before this sync's proposals: a call is judged on the history before its message.
+            self._take_calls(messages, calls)
         progress = Progress(ledger.turn, result.new_turns)
         for name, strategy in self.strategies:
             proposals[name].extend(strategy.advance(progress))
@@ -233,6 +283,60 @@ class SessionState:
             for record, edit in found:
                 self._gate(messages, record, name, edit)
         self._release_young(messages)
+
+    # -- the model's tools --------------------------------------------------------------------
+    def _scope(self, messages: Sequence[Any]) -> Scope:
+        return Scope(
+            self.ledger,
+            messages,
+            self.config,
+            self.protector,
+            self.directory,
+            self.tools.guard,
+            self.tools.prunable_ids,
+            self.tools.protected,
+        )
+
+    def _take_calls(self, messages: Sequence[Any], calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
+        """Judge the model's calls of the tools found in the history, and make the prunes of accepted ones.
+
+        The calls of one message are judged independently, as they were when the host ran them
+        (none of them had seen another's result); a call whose stored result says it was
+        refused, or that failed, never prunes anything.
+        """
+        scope = self._scope(messages)
+        by_message: dict[int, list[tuple[CallRecord, dict[str, Any]]]] = {}
+        for record, state in calls:
+            by_message.setdefault(record.message_index, []).append((record, state))
+        for group in by_message.values():
+            verdicts: list[Verdict] = []
+            for record, state in group:
+                verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
+                output = state.get("output")
+                stored_ok = state.get("status") == "completed" and not (isinstance(output, str) and output.startswith(REFUSED))
+                if verdict.accepted and not stored_ok:
+                    verdict = Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
+                verdicts.append(verdict)
+            for verdict in verdicts:
+                for record, edit in verdict.prunes if verdict.accepted else ():
+                    self._decide(messages, record, verdict.tool, edit)
+            self.tools.record(verdicts, [r.step for r, _ in group], [r.turn for r, _ in group])
+
+    def judge_call(self, messages: Sequence[Any], name: str, arguments: Any, call_id: str) -> Verdict:
+        """The verdict on a call the host is about to run, against the history synced so far.
+
+        The caller syncs the history before the call's message first (the request the model
+        answered with the call); the same call found in the history later gets the same verdict.
+        """
+        known = self.tools.verdicts.get(call_id)
+        if known is not None:
+            return known
+        record = self.ledger.by_call.get(call_id)
+        if record is not None:
+            call = Call(name, arguments, call_id, record.message_index, record.step, record.turn)
+        else:
+            call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
+        return judge(self._scope(messages), call)
 
     def _gate(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> None:
         protection = self.config.turn_protection
@@ -263,14 +367,31 @@ class SessionState:
             self._retire(current)
         if decision.field == "output":
             record.output_decision = decision
+            self.tools.pruned(record)
+            if record.note is not None:
+                self._drop_note(record.note)
+                record.note = None
         else:
             record.input_decision = decision
+        self._pend(decision)
+        return decision
+
+    def _drop_note(self, current: Decision) -> None:
+        """A prune rewrites a whole output: a list appended to it goes with it (a withdrawal still waiting too)."""
+        gone = current.withdraws
+        if gone is None:
+            self._retire(current)
+        elif current.applied_at is None:
+            self._retire(current)
+            self._retire(gone)
+        # A withdrawal already written took the list out: nothing is left to drop.
+
+    def _pend(self, decision: Decision) -> None:
         self.decisions.append(decision)
         self.scheduler.pend(decision)
         if not self.scheduler.enabled:
             # `cache.scheduler: false`: written as soon as it is made, as the first release did.
             self._force([decision])
-        return decision
 
     def _retire(self, decision: Decision) -> None:
         decision.superseded = True
@@ -278,7 +399,8 @@ class SessionState:
             self.scheduler.unpend(decision)
         else:
             self.scheduler.retire(decision)
-            self.in_force_count -= 1
+            if not decision.note:
+                self.in_force_count -= 1
 
     def _force(self, decisions: list[Decision]) -> None:
         self.scheduler.force(decisions, self.points)
@@ -286,9 +408,13 @@ class SessionState:
             self._mark_applied(decision)
 
     def _mark_applied(self, decision: Decision) -> None:
+        if decision.withdraws is not None:
+            # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
+            decision.withdraws.superseded = True
         self.applied.append(decision)
-        self.new_applied.append(decision)
-        self.in_force_count += 1
+        if not decision.note:
+            self.new_applied.append(decision)
+            self.in_force_count += 1
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
@@ -316,12 +442,12 @@ class SessionState:
 
     # -- what consumers read -----------------------------------------------------------------
     def in_force(self) -> list[Decision]:
-        """The applied decisions whose placeholders are written now, in the order applied."""
-        return [d for d in self.applied if not d.superseded]
+        """The applied prunes whose placeholders are written now, in the order applied (lists are not prunes)."""
+        return [d for d in self.applied if not d.superseded and not d.note]
 
     def waiting(self) -> list[Decision]:
         """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
-        return [d for d in self.decisions if d.applied_at is None and not d.superseded]
+        return [d for d in self.decisions if d.applied_at is None and not d.superseded and not d.note]
 
     def take_new_applied(self) -> list[Decision]:
         """Decisions applied since the last call (notifications, logs, persistence)."""
@@ -332,7 +458,7 @@ class SessionState:
         """Per strategy: (calls pruned, estimated tokens saved per request), decisions in force only."""
         totals: dict[str, tuple[int, int]] = {}
         for decision in self.applied:
-            if decision.superseded:
+            if decision.superseded or decision.note:
                 continue
             count, tokens = totals.get(decision.strategy, (0, 0))
             totals[decision.strategy] = (count + 1, tokens + decision.tokens_saved)

@@ -17,6 +17,7 @@ from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
+from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.placeholders import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
@@ -188,6 +189,9 @@ def replay(
     pm, runtime = host
     effective = runtime.config()
     session = session_id_of(None, messages)
+    if any(p.get("tool") in TOOL_NAMES for m in messages for p in m["parts"]):
+        # Recorded with the plugin's tools: the model's own prunes are part of the session.
+        pm.hook.tool_definitions()
     # Tool states are copied once so placeholders can be undone from the pristine originals.
     working = [
         {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}

@@ -244,11 +244,27 @@ class OpencodeProject:
         return RunResult(proc.returncode, proc.stdout, proc.stderr, parse_events(proc.stdout))
 
     def export(self, session_id: str, timeout: float = 60) -> dict[str, Any]:
-        """`opencode export <sessionID>`: the stored session as `{info, messages}`."""
-        proc = self._run(["export", session_id], timeout)
+        """`opencode export <sessionID>`: the stored session as `{info, messages}`.
+
+        Its stdout goes to a file: into a pipe, OpenCode 1.18.33 exits before writing more than
+        64 KiB of it (a session with a few large tool outputs came back cut off).
+        """
+        out = self.root / f"export-{session_id}.json"
+        with out.open("w", encoding="utf-8") as sink:
+            proc = subprocess.run(
+                [str(self.binary), "export", session_id],
+                cwd=self.project,
+                env=self.env(),
+                input="",
+                stdout=sink,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
         if proc.returncode != 0:
             raise RuntimeError(f"opencode export {session_id} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        text = proc.stdout
+        text = out.read_text(encoding="utf-8")
         # Some versions print a status line before the JSON document.
         return json.loads(text[text.index("{") :])
 

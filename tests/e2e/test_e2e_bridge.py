@@ -18,7 +18,12 @@ from typing import Any
 
 import pytest
 
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import (
+    DUPLICATE_PLACEHOLDER,
+    FAILED_INPUT_PLACEHOLDER,
+    SUPERSEDED_PLACEHOLDER,
+    placeholder_for,
+)
 from fake_provider import Step, Text, ToolCall
 from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call, tool_call_arguments
 
@@ -123,9 +128,9 @@ def spots(request: dict[str, Any], project: Path) -> dict[tuple[str, str], Any]:
     replaced by a token so two projects in different temp dirs compare equal.
     """
     out: dict[tuple[str, str], Any] = {}
-    for i, message in enumerate(request.get("messages", [])):
-        if message.get("role") == "system":
-            continue
+    # Positions count the conversation only: the plugin adds its own system text (compared apart).
+    conversation = [m for m in request.get("messages", []) if m.get("role") != "system"]
+    for i, message in enumerate(conversation):
         if message.get("role") == "tool":
             out[("result", message.get("tool_call_id", ""))] = message.get("content")
         else:
@@ -147,11 +152,11 @@ def expected_differences(position: int) -> dict[tuple[str, str], Any]:
     """The placeholders the agent request at ``position`` (k tool results for k < 6) must carry."""
     out: dict[tuple[str, str], Any] = {}
     if position >= 2:  # hello.txt was read again: the older read's output is obsolete
-        out[("result", "call_1")] = DUPLICATE_PLACEHOLDER
+        out[("result", "call_1")] = placeholder_for(DUPLICATE_PLACEHOLDER, "call_1")
     if position >= 4:  # notes.txt was read back: the written content is obsolete, its path stays
-        out[("args", "call_3")] = {"filePath": "<project>/notes.txt", "content": SUPERSEDED_PLACEHOLDER}
+        out[("args", "call_3")] = {"filePath": "<project>/notes.txt", "content": placeholder_for(SUPERSEDED_PLACEHOLDER, "call_3")}
     if position >= 6:  # the second run is a new user turn: the failed read is 1 turn old
-        out[("args", "call_5")] = {"filePath": FAILED_INPUT_PLACEHOLDER}
+        out[("args", "call_5")] = {"filePath": placeholder_for(FAILED_INPUT_PLACEHOLDER, "call_5")}
     return out
 
 

@@ -17,17 +17,20 @@ import Plugin from "../../dcp_plugin/bridge/dcp_bridge.mjs";
 const PYTHON = process.env.DCP_TEST_PYTHON || "python3";
 const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const PYTHONPATH = [CHECKOUT, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
-const probe = spawnSync(PYTHON, ["-c", "from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER as p; print(p)"], {
-  encoding: "utf8",
-  cwd: os.tmpdir(),
-  env: { ...process.env, PYTHONPATH },
-});
+const python = (code, ...args) =>
+  spawnSync(PYTHON, ["-c", code, ...args], { encoding: "utf8", cwd: os.tmpdir(), env: { ...process.env, PYTHONPATH } });
+const probe = python("import dcp_plugin.pipeline.placeholders");
 const available = probe.status === 0;
 if (!available && process.env.DCP_TEST_PYTHON) {
   throw new Error(`DCP_TEST_PYTHON=${PYTHON} cannot import dcp_plugin: ${probe.stderr || probe.error}`);
 }
 const skip = available ? false : `${PYTHON} cannot import dcp_plugin (set DCP_TEST_PYTHON)`;
-const DUPLICATE = available ? probe.stdout.trim() : "";
+// The duplicate placeholder as the bridge writes it for a call: it names the call's id.
+const DUPLICATE = (message) =>
+  python(
+    "import sys; from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, placeholder_for; print(placeholder_for(DUPLICATE_PLACEHOLDER, sys.argv[1]))",
+    message.parts[0].callID,
+  ).stdout.trim();
 const LONG = "line of a file that is long enough to be worth pruning\n".repeat(20);
 
 let next = 0;
@@ -91,7 +94,7 @@ test("a session against the real bridge: duplicates, a late tool part, an undo a
 
   // 1. A duplicate read: the older one reaches the model as the placeholder.
   let out = await transform(hooks, structuredClone(history));
-  assert.equal(outputOf(out[1]), DUPLICATE);
+  assert.equal(outputOf(out[1]), DUPLICATE(a1));
   assert.match(outputOf(out[2]), /long enough/);
   assert.deepEqual([transforms()[0].reset, transforms()[0].base], [true, 0]);
 
@@ -99,7 +102,7 @@ test("a session against the real bridge: duplicates, a late tool part, an undo a
   const b = read("/p/b.txt", { status: "running" });
   history.push(user("and b"), b);
   out = await transform(hooks, structuredClone(history));
-  assert.equal(outputOf(out[1]), DUPLICATE);
+  assert.equal(outputOf(out[1]), DUPLICATE(a1));
   assert.deepEqual([transforms()[1].reset, transforms()[1].base, transforms()[1].messages.length], [false, 3, 2]);
 
   // 3. The b read finishes after later messages were sent: resent from its index, no reset,
@@ -114,15 +117,15 @@ test("a session against the real bridge: duplicates, a late tool part, an undo a
   const late = transforms()[3];
   assert.deepEqual([late.reset, late.base, late.messages.map((m) => m.info.id)], [false, 4, [b.info.id, history[5].info.id, history[6].info.id]]);
   assert.equal(transforms().length, 4, "no resync round: the bridge took the delta");
-  assert.equal(outputOf(out[4]), DUPLICATE);
-  assert.equal(outputOf(out[1]), DUPLICATE);
+  assert.equal(outputOf(out[4]), DUPLICATE(b));
+  assert.equal(outputOf(out[1]), DUPLICATE(a1));
 
   // 4. An undo drops the second read of a: everything is resent and a1 is no longer obsolete.
   const undone = [history[0], history[1], history[3], history[4], history[5], history[6]];
   out = await transform(hooks, structuredClone(undone));
   assert.deepEqual([transforms()[4].reset, transforms()[4].base], [true, 0]);
   assert.match(outputOf(out[1]), /long enough/);
-  assert.equal(outputOf(out[3]), DUPLICATE);
+  assert.equal(outputOf(out[3]), DUPLICATE(b));
 
   // 5. /dcp context is answered by the bridge, stored without a model turn, never sent on.
   await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "context" }, { parts: [] }), /answered by the dcp plugin/);
@@ -143,4 +146,28 @@ test("a /dcp command in a session the real bridge has not seen sends the stored 
   const command = sent.find((b) => b.op === "command");
   assert.deepEqual([command.reset, command.messages.length], [true, 3]);
   assert.doesNotMatch(client.calls.prompts[0].body.parts[0].text, /unavailable|failed/);
+});
+
+test("the real bridge offers the tools, and a discard the model calls prunes at the next request", { skip }, async (t) => {
+  const { hooks, client } = await realPlugin(t);
+  assert.deepEqual(Object.keys(hooks.tool), ["discard", "extract", "restore"]);
+  const a = read("/p/a.txt");
+  const history = [user("read a"), a, read("/p/b.txt")];
+  await transform(hooks, structuredClone(history));
+  const id = python("import sys; from dcp_plugin.pipeline.ids import short_id; print(short_id(sys.argv[1]))", a.parts[0].callID).stdout.trim();
+  const ctx = { sessionID: SID, messageID: "msg_d", callID: "call_discard", agent: "build" };
+  const result = await hooks.tool.discard.execute({ ids: [id], reason: "done" }, ctx);
+  assert.match(result.output, /^Discarded 1 output/);
+  const call = {
+    info: { id: "msg_d", sessionID: SID, role: "assistant" },
+    parts: [{ id: "prt_d", sessionID: SID, messageID: "msg_d", type: "tool", tool: "discard", callID: "call_discard",
+              state: { status: "completed", input: { ids: [id], reason: "done" }, output: result.output, title: result.title, metadata: {}, time: { start: 1, end: 2 } } }],
+  };
+  history.push(call);
+  const out = await transform(hooks, structuredClone(history));
+  assert.match(outputOf(out[1]), new RegExp(`^\\[dcp: output discarded by the model: the task that needed it is done \\(id ${id}\\)\\]$`));
+  const system = { system: ["base"] };
+  await hooks["experimental.chat.system.transform"]({ sessionID: SID }, system);
+  assert.match(system.system[1], /^\[dcp: instructions\]/);
+  assert.equal(client.calls.logs.filter((l) => l.level === "warn" || l.level === "error").length, 0, JSON.stringify(client.calls.logs));
 });

@@ -359,6 +359,8 @@ test("the bridge handle is not an enumerable hook", async (t) => {
     "config",
     "dispose",
     "experimental.chat.messages.transform",
+    "experimental.chat.system.transform",
+    "tool",
   ]);
 });
 

@@ -16,6 +16,9 @@
 //   STUB_EXTRA_PATCHES  a JSON array of patches added to every transform reply (as given)
 //   STUB_FORGET_ON_COMMAND  forget the session when a command without messages arrives and
 //                       answer "resync" (as the Python bridge does after dropping an idle session)
+//   STUB_TOOLS          a JSON array of tool definitions the `tools` op answers (default none), with
+//                       STUB_SYSTEM as the system text; a `tool` call answers what it was asked,
+//                       refused (error) when its arguments hold "refuse": true
 import fs from "node:fs";
 import readline from "node:readline";
 
@@ -97,6 +100,17 @@ async function handle(req) {
     }
     if (env.STUB_TOKEN) return send({ id: req.id, ok: true, patches, patchToken: `t${req.id}` });
     return send({ id: req.id, ok: true, patches });
+  }
+  if (req.op === "tools") {
+    return send({ id: req.id, ok: true, tools: env.STUB_TOOLS ? JSON.parse(env.STUB_TOOLS) : [], system: env.STUB_SYSTEM || null });
+  }
+  if (req.op === "tool") {
+    if (!("messages" in req) && !sessions.has(req.sessionID)) return send({ id: req.id, ok: false, error: "resync" });
+    const error = syncSession(req);
+    if (error) return send({ id: req.id, ok: false, error });
+    const count = sessions.get(req.sessionID)?.messages.length ?? 0;
+    const output = `stub ran ${req.name} ${JSON.stringify(req.arguments)} call ${req.callID} (${count} messages)`;
+    return send({ id: req.id, ok: true, output, error: req.arguments?.refuse === true, title: `stub ${req.name}` });
   }
   if (req.op === "command") {
     if (env.STUB_FORGET_ON_COMMAND && !("messages" in req)) {

@@ -181,6 +181,18 @@ test("a cuts patch replaces parts of the original string", async (t) => {
   assert.deepEqual([first[1].parts[1].state.output, second[1].parts[1].state.output], ["CONTENT #1", "CONTENT #1"]);
 });
 
+test("a cut with an empty range inserts text, and a patch with no cuts drops the kept one", async (t) => {
+  const inserted = { ...target, cuts: [[9, 9, "\n\n[dcp: instructions - a list]"]], expect: { length: 9 } };
+  const { hooks } = await makePlugin(t, { env: { STUB_EXTRA_PATCHES: JSON.stringify([inserted]) } });
+  const messages = await transform(hooks, conversation(2));
+  assert.equal(messages[1].parts[1].state.output, "content 1\n\n[dcp: instructions - a list]");
+  const takenOut = { ...target, cuts: [], expect: { length: 9 } };
+  const again = await makePlugin(t, { env: { STUB_EXTRA_PATCHES: JSON.stringify([inserted, takenOut]) } });
+  const restored = await transform(again.hooks, conversation(2));
+  assert.equal(restored[1].parts[1].state.output, "content 1");
+  assert.equal([...again.hooks.__dcpBridge.sync.sessions.get(SID).patches.keys()].includes("1/1/output"), false);
+});
+
 test("a cuts patch for a string of another length is skipped", async (t) => {
   const cuts = { ...target, cuts: [[0, 7, "CONTENT"]], expect: { length: 10 } };
   const { hooks } = await makePlugin(t, { env: { STUB_EXTRA_PATCHES: JSON.stringify([cuts]) } });

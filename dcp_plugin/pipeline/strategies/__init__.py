@@ -14,10 +14,13 @@ from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal
 REGISTRY: tuple[StrategySpec, ...] = (deduplication.SPEC, supersede_writes.SPEC, purge_errors.SPEC)
 STRATEGY_ORDER: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 
-# Decisions that come from the user rather than from a strategy.
+# Decisions that come from the user or the model rather than from a strategy.
 SWEEP = "sweep"
-ALL_REASONS: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP)
-REASON_TEXT: dict[str, str] = {spec.name: spec.reason for spec in REGISTRY} | {SWEEP: "swept by /dcp sweep"}
+DISCARD = "discard"  # the model's tools, named after the decisions they make
+EXTRACT = "extract"
+MODEL_REASONS: dict[str, str] = {DISCARD: "discarded by the model", EXTRACT: "extracted by the model"}
+ALL_REASONS: tuple[str, ...] = (*STRATEGY_ORDER, SWEEP, *MODEL_REASONS)
+REASON_TEXT: dict[str, str] = {spec.name: spec.reason for spec in REGISTRY} | {SWEEP: "swept by /dcp sweep"} | MODEL_REASONS
 
 DEDUPLICATION = deduplication.NAME
 SUPERSEDE_WRITES = supersede_writes.NAME
@@ -26,6 +29,9 @@ PURGE_ERRORS = purge_errors.NAME
 __all__ = [
     "ALL_REASONS",
     "DEDUPLICATION",
+    "DISCARD",
+    "EXTRACT",
+    "MODEL_REASONS",
     "PURGE_ERRORS",
     "REASON_TEXT",
     "REGISTRY",

@@ -1,0 +1,292 @@
+"""Judging one call of discard, extract or restore: what it prunes or brings back, or why it is refused.
+
+A judgment reads only the history before the message the call is in (the request the model
+answered with it) and the session's state derived from that history, so judging a call when
+the host executes it and judging it again when it reappears in the history (the next request,
+a restart, a replay) agree. Calls in one message are judged independently of each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcp_plugin.commands.calls import call_label
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.ids import normalize_id
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.pipeline.modeltools import texts
+from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING_TOOLS, REASONS, RESTORE
+from dcp_plugin.pipeline.modeltools.guard import LoopGuard
+from dcp_plugin.pipeline.placeholders import (
+    DISCARDED_PLACEHOLDERS,
+    SUMMARY_HEADER,
+    Decision,
+    Edit,
+    ReplaceOutput,
+    decide,
+)
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
+
+# More ids than this in one call is refused: no listed session has that many outputs worth it.
+MAX_IDS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call of one of the tools: what the model asked, and where in the history it asked it."""
+
+    name: str
+    arguments: Any
+    call_id: str
+    message_index: int  # the message the call is in; only older calls can be named
+    step: int
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a call does: accepted with its prunes (or restored outputs), or refused; and the text the model gets."""
+
+    call_id: str
+    tool: str
+    accepted: bool
+    text: str
+    title: str
+    prunes: tuple[tuple[CallRecord, Edit], ...] = ()
+    outputs: int = 0  # outputs pruned or restored
+    tokens: int = 0  # tokens the prunes remove from every request, or the restore brings back
+
+    @property
+    def pruned(self) -> bool:
+        """Whether this call prunes something (an accepted discard or extract)."""
+        return self.accepted and bool(self.prunes)
+
+
+@dataclass(slots=True)
+class Scope:
+    """The session as a call sees it: the ledger, the messages, the config, the guard, who may be listed."""
+
+    ledger: Ledger
+    messages: Sequence[Any]
+    config: DcpConfig
+    protector: PathProtector
+    directory: str
+    guard: LoopGuard
+    valid: Callable[[int, int], list[str]]  # (message index, turn) -> prunable ids, largest first
+    protected_tools: frozenset[str] = field(default_factory=frozenset)
+
+
+def protected_tools(config: DcpConfig) -> frozenset[str]:
+    """Tools whose outputs the model may not prune: the built-in list and ``tools.protectedTools``."""
+    return HARDCODED_PROTECTED_TOOLS | frozenset(config.tools.protected_tools)
+
+
+def judge(scope: Scope, call: Call) -> Verdict:
+    """The verdict on one call; never raises for anything the model sends."""
+    tools = scope.config.tools
+    if not tools.enabled(call.name):
+        return _refusal(call, "changed", [f"{call.name} is turned off in this project's dcp settings"])
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    ids = read_ids(arguments.get("ids"))
+    if isinstance(ids, str):
+        return _refusal(call, _action(call.name), [ids])
+    if call.name == RESTORE:
+        return _restore(scope, call, ids)
+    left = scope.guard.cooldown_left(tools, call.step)
+    if scope.guard.paused(call.turn):
+        problem = (
+            f"{call.name} is paused after {tools.max_failures} refused calls in a row, until the user's next "
+            "message; go on with the task"
+        )
+        return _refusal(call, _action(call.name), [problem])
+    if left:
+        steps = "step" if left == 1 else "steps"
+        return _refusal(call, _action(call.name), [f"you pruned a moment ago; go on with the task for {left} more {steps}"])
+    edits = _edits(call, arguments, ids)
+    if isinstance(edits, str):
+        return _refusal(call, _action(call.name), [edits])
+    return _prune(scope, call, edits)
+
+
+def read_ids(value: Any) -> list[str] | str:
+    """The ids a call names, normalized and without repeats; a string saying what is wrong otherwise."""
+    if isinstance(value, str):
+        # "3kq7, 8mzp", "id 3kq7 and id 8mzp": every word but the connecting ones.
+        value = [piece for piece in value.replace(",", " ").split() if piece.lower() not in ("id", "ids", "and")]
+    if not isinstance(value, list):
+        return 'ids must be a list of ids, e.g. ["3kq7"]'
+    if not value:
+        return "ids is empty: name at least one output"
+    if len(value) > MAX_IDS:
+        return f"at most {MAX_IDS} ids per call"
+    found: list[str] = []
+    for position, raw in enumerate(value):
+        ident = normalize_id(raw)
+        if ident is None:
+            return f"ids[{position}] is not an id: {json.dumps(raw)[:40]}"
+        if ident not in found:
+            found.append(ident)
+    return found
+
+
+def _action(name: str) -> str:
+    return {DISCARD: "discarded", EXTRACT: "extracted", RESTORE: "restored"}.get(name, "changed")
+
+
+def _refusal(call: Call, action: str, problems: list[str]) -> Verdict:
+    return Verdict(call.call_id, call.name, False, texts.refused(action, problems), f"{call.name}: refused")
+
+
+def _edits(call: Call, arguments: dict[str, Any], ids: list[str]) -> list[tuple[str, Edit]] | str:
+    """(id, edit) per target, from the call's reason or distillation; a string saying what is wrong otherwise."""
+    if call.name == DISCARD:
+        reason = arguments.get("reason")
+        reason = reason.strip().lower() if isinstance(reason, str) else reason
+        if reason not in REASONS:
+            return f"reason must be one of: {', '.join(REASONS)}"
+        edit = ReplaceOutput(DISCARDED_PLACEHOLDERS[str(reason)])
+        return [(ident, edit) for ident in ids]
+    distillation = arguments.get("distillation")
+    if isinstance(distillation, str):
+        distillation = [distillation]
+    if isinstance(distillation, dict):
+        keyed = {normalize_id(k): v for k, v in distillation.items()}
+        distillation = [keyed.get(ident) for ident in ids]
+    if not isinstance(distillation, list) or len(distillation) != len(ids):
+        got = len(distillation) if isinstance(distillation, list) else 0
+        return f"distillation must hold one entry per id, in the same order ({got} for {len(ids)} ids)"
+    edits: list[tuple[str, Edit]] = []
+    for ident, text in zip(ids, distillation):
+        if not isinstance(text, str) or not text.strip():
+            return f"the distillation for {ident} is empty: write the facts to keep, or use discard"
+        edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{text.strip()}")))
+    return edits
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A call an id names: its record, its state in the messages, and its label for the model."""
+
+    ident: str
+    record: CallRecord
+    state: dict[str, Any]
+    label: str
+
+
+def _targets(scope: Scope, call: Call, ids: Sequence[str]) -> tuple[list[_Target], list[str]]:
+    """The calls the ids name, and a problem for each id that names nothing the call may prune or restore."""
+    found: list[_Target] = []
+    unknown: list[str] = []
+    for ident in ids:
+        record = scope.ledger.by_ident.get(ident)
+        state = Ledger.state_of(scope.messages, record) if record is not None else None
+        if record is None or record.message_index >= call.message_index or state is None:
+            unknown.append(f"{ident}: no tool output has this id (misspelled, or from an undone part of the conversation)")
+        else:
+            found.append(_Target(ident, record, state, call_label(record.tool, state.get("input"), scope.directory)))
+    return found, unknown
+
+
+def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int:
+    """Why the call may not prune this output (a problem for the model), or the tokens pruning it frees."""
+    record, state = target.record, target.state
+    paths = extract_paths(record.tool, state.get("input"))
+    tp = scope.config.turn_protection
+    owner = record.output_decision
+    if record.tool in scope.protected_tools:
+        return f"{record.tool} outputs are protected"
+    if paths and scope.protector.is_protected(paths):
+        return "a protected file"
+    if state.get("status") != "completed":
+        return "the call " + ("failed, so it has no output" if state.get("status") == "error" else "has not finished")
+    if tp.enabled and call.turn - record.turn < tp.turns:
+        return f"made in the last {tp.turns} user turns, which are protected"
+    if owner is not None:
+        when = "" if owner.applied_at is not None else "; its placeholder is written when that pays"
+        return f"already pruned ({owner.strategy}{when})"
+    preview = decide(record, call.name, edit, state)
+    if preview is None:
+        return "the distillation is not shorter than the output" if call.name == EXTRACT else "the output is already shorter than a placeholder"
+    return preview.tokens_saved
+
+
+def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
+    targets, unknown = _targets(scope, call, [ident for ident, _ in edits])
+    edit_of = dict(edits)
+    problems: list[str] = list(unknown)
+    prunes: list[tuple[CallRecord, Edit]] = []
+    labels: list[str] = []
+    removed = 0
+    for target in targets:
+        verdict = _why_not(scope, call, target, edit_of[target.ident])
+        if isinstance(verdict, str):
+            problems.append(f"{target.ident} ({target.label}): {verdict}")
+        else:
+            prunes.append((target.record, edit_of[target.ident]))
+            labels.append(f"{target.ident} {target.label}")
+            removed += verdict
+    minimum = scope.config.tools.min_tokens
+    if not problems and removed < minimum:
+        problems.append(
+            f"together the outputs hold {texts.tokens(removed)}, less than a prune is worth ({texts.tokens(minimum)}); "
+            "keep them"
+        )
+    if problems:
+        if unknown:
+            problems.append(texts.valid_ids(scope.valid(call.message_index, call.turn), "prunable outputs"))
+        return _refusal(call, _action(call.name), problems)
+    text = texts.pruned(_action(call.name), labels, removed)
+    title = f"{call.name}: {texts.outputs(len(prunes))}, {texts.tokens(removed)}"
+    return Verdict(call.call_id, call.name, True, text, title, tuple(prunes), len(prunes), removed)
+
+
+def restorable(record: CallRecord) -> list[Decision]:
+    """The decisions whose placeholders are written for a call now: what restore brings back."""
+    return [
+        d
+        for d in (record.output_decision, record.input_decision)
+        if d is not None and d.applied_at is not None and not d.superseded
+    ]
+
+
+def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
+    targets, unknown = _targets(scope, call, ids)
+    sections: list[tuple[str, str]] = []
+    problems: list[str] = list(unknown)
+    restored_tokens = 0
+    for target in targets:
+        ident, record, state, label = target.ident, target.record, target.state, target.label
+        decisions = restorable(record)
+        if not decisions:
+            waiting = record.output_decision is not None or record.input_decision is not None
+            problems.append(f"{ident} ({label}): not pruned{' yet' if waiting else ''}; its content is in the conversation")
+            continue
+        for decision in decisions:
+            original = state.get(decision.field)
+            if original == decision.value:
+                problems.append(f"{ident} ({label}): the host sent the pruned copy, so the original is not at hand")
+                continue
+            body = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1)
+            restored_tokens += estimate_json_tokens(body)
+            sections.append((f"{ident} {label} ({decision.field}, pruned by {decision.strategy})", body))
+    if not sections:
+        if unknown:
+            problems.append(texts.valid_ids(_restorable_ids(scope, call), "pruned outputs"))
+        return _refusal(call, "restored", problems)
+    title = f"restore: {texts.outputs(len(sections))}, {texts.tokens(restored_tokens)}"
+    return Verdict(call.call_id, call.name, True, texts.restored(sections, problems), title, (), len(sections), restored_tokens)
+
+
+def _restorable_ids(scope: Scope, call: Call) -> list[str]:
+    return [
+        r.ident
+        for r in scope.ledger.records
+        if r.ident is not None and r.message_index < call.message_index and restorable(r)
+    ]
+
+
+__all__ = ["MAX_IDS", "PRUNING_TOOLS", "Call", "Scope", "Verdict", "judge", "protected_tools", "read_ids", "restorable"]

@@ -1,0 +1,77 @@
+"""Every text the model reads from the tools: results, refusals, the prunable list and its nudge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# A refused call's result starts with this (the host may also mark it as an error): a replay
+# never applies a call whose stored result says it was refused.
+REFUSED = "Refused:"
+LIST_HEAD = (
+    "[dcp: instructions - outputs you may prune, listed by the context-pruning plugin, not by the user; "
+    "replaces earlier lists. discard or extract them by id]"
+)
+VALID_IDS_SHOWN = 20
+
+
+def tokens(count: int) -> str:
+    """``~2,400 tokens``."""
+    return f"~{count:,} tokens"
+
+
+def outputs(count: int) -> str:
+    """``1 output``, ``2 outputs``."""
+    return f"{count:,} output" if count == 1 else f"{count:,} outputs"
+
+
+def refused(action: str, problems: Sequence[str]) -> str:
+    """A refusal: nothing changed, and each reason on its own line."""
+    if len(problems) == 1:
+        return f"{REFUSED} nothing was {action}: {problems[0]}"
+    return "\n".join([f"{REFUSED} nothing was {action}:", *(f"- {p}" for p in problems)])
+
+
+def valid_ids(ids: Sequence[str], what: str) -> str:
+    """The ids the model may use now, largest first, cut to a readable number."""
+    if not ids:
+        return f"There are no {what} now."
+    shown = ", ".join(ids[:VALID_IDS_SHOWN])
+    more = len(ids) - VALID_IDS_SHOWN
+    return f"Valid ids of {what} now: {shown}" + (f" (and {more:,} more)" if more > 0 else "") + "."
+
+
+def pruned(action: str, labels: Sequence[str], removed: int) -> str:
+    """The result of an accepted discard or extract."""
+    head = f"{action.capitalize()} {outputs(len(labels))} ({tokens(removed)}): {'; '.join(labels)}."
+    return f"{head} They leave the context once rewriting the cached prompt pays (often at once); restore brings them back."
+
+
+def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> str:
+    """The result of a restore: each original, headed by its id and call, then what could not be restored."""
+    lines = [f"Restored {outputs(len(sections))}; the placeholders stay where they are. The original content:"]
+    for head, body in sections:
+        lines += ["", f"--- {head} ---", body]
+    if problems:
+        lines += ["", "Not restored:", *(f"- {p}" for p in problems)]
+    return "\n".join(lines)
+
+
+def prunable_list(rows: Sequence[tuple[str, str, int]], rest: tuple[int, int], nudge: str | None) -> str:
+    """The list appended to a tool result: one ``id  call  ~tokens`` row each, the rest summed, the nudge."""
+    lines = ["", "", LIST_HEAD]
+    lines += [f"{ident}  {label}  {tokens(size)}" for ident, label, size in rows]
+    count, size = rest
+    if count:
+        lines.append(f"(and {outputs(count)} under {tokens(rows[-1][2]) if rows else tokens(0)} each: {tokens(size)})")
+    if nudge:
+        lines.append(nudge)
+    return "\n".join(lines)
+
+
+def nudge(tier: str, context: int, window: int) -> str:
+    """One line when the context reached the warn threshold (or a higher one)."""
+    share = 100 * context / window if window else 0.0
+    return (
+        f"The context holds {tokens(context)} of {window:,} ({share:.0f} %), past the {tier} threshold: "
+        "discard or extract what you no longer need."
+    )
