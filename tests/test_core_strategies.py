@@ -89,7 +89,7 @@ def test_dedup_config_cannot_unprotect_hardcoded_tools(prune):
 
 
 def test_dedup_disabled_prunes_nothing(prune):
-    msgs = [user(), call("read", {"filePath": "/p/a.py"}, output=BIG), call("read", {"filePath": "/p/a.py"}, output=BIG)]
+    msgs = [user(), call("bash", {"command": "ls"}, output=BIG), call("bash", {"command": "ls"}, output=BIG)]
     assert outputs(prune(msgs, make_config(strategies={"deduplication": {"enabled": False}}))) == [BIG, BIG]
 
 

@@ -39,7 +39,7 @@ from dcp_plugin.pipeline.conversation import ModelRef, latest_model, model_ref, 
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.strategies import SWEEP
+from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
 
 log = logging.getLogger("dcp_plugin")
 
@@ -397,7 +397,13 @@ class Runtime:
                 return None
             state = session.state
             selection = select(
-                state.ledger.records, messages, count, state.config.sweep_protected(), state.protector, state.directory
+                state.ledger.records,
+                messages,
+                count,
+                state.config.sweep_protected(),
+                state.protector,
+                state.directory,
+                state.config.strategies.section(DEDUPLICATION).ignore_fields,
             )
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             applied = state.take_new_applied()

@@ -10,6 +10,9 @@ from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.tokens import json_chars, tokens_removed
 
+# Every placeholder starts so. An output that already is one (a list pruned before, handed in
+# again) is never replaced by another one, nor read as content by a rule.
+PLACEHOLDER_PREFIX = "[dcp:"
 # Stable strings: the same text every time keeps the provider's prompt cache warm.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"
 SUPERSEDED_PLACEHOLDER = "[dcp: content removed - this file was read back later]"
@@ -53,7 +56,9 @@ class Decision:
     ``expect_length`` describe a cut against the original for clients that apply patches
     themselves (the bridge). ``applied_at`` is the session request index it was first written
     in, None while it waits; ``superseded`` is set when a later decision on the same field
-    replaced it.
+    replaced it. ``replaces`` is the applied decision this one takes over from once it is
+    applied itself (until then that one stays in force, so the field never falls back to its
+    original while the new value waits for the scheduler).
     """
 
     record: CallRecord
@@ -65,6 +70,7 @@ class Decision:
     expect_length: int | None = None
     applied_at: int | None = None
     superseded: bool = False
+    replaces: Decision | None = None
 
     @property
     def call_id(self) -> str:
@@ -93,6 +99,11 @@ def shrink_strings(value: Any, placeholder: str, keep: frozenset[str] = frozense
     if isinstance(value, list):
         return [shrink_strings(v, placeholder, frozenset(), depth + 1) for v in value]
     return value
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether a value is a whole placeholder the plugin wrote."""
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX)
 
 
 def output_is_cleared(state: dict[str, Any]) -> bool:
@@ -124,7 +135,7 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
         if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
             return None
         output = state["output"]
-        if output is None or json_chars(output) <= len(edit.text):
+        if output is None or json_chars(output) <= len(edit.text) or is_placeholder(output):
             return None
         return "output", edit.text, None
     if isinstance(edit, ShrinkInput):

@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
-from dcp_plugin.budget.thresholds import compute_thresholds
+from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, sweep_edit
+from dcp_plugin.pipeline.placeholders import CutOutput, Decision, Edit, ShrinkInput, decide, sweep_edit
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
@@ -79,10 +79,14 @@ class SessionState:
         self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
         self.in_force_count = 0  # how many applied decisions are in force
-        self._young: list[tuple[int, int, CallRecord, str, Edit]] = []
+        self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
+        self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
+        self._open_end = -1  # messages of the latest update's own request, not known to be answered yet
         self._timeline = 0  # messages read for request points, times and models
         self._time_ms = 0  # newest timestamp among them
         self._model: ModelRef | None = None  # newest model they name
+        self._ladder_model: ModelRef | None = None
+        self._ladder_value: Thresholds | None = None
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -99,6 +103,8 @@ class SessionState:
         self.new_applied = []
         self.in_force_count = 0
         self._young = []
+        self._young_order = itertools.count()
+        self._open_end = -1
         self._timeline = 0
         self._time_ms = 0
         self._model = None
@@ -153,13 +159,19 @@ class SessionState:
         end = len(messages)
         for index in range(self._timeline, end):
             message = messages[index]
-            if index > self.scheduled_end and is_assistant(message):
-                self._sync(messages, index, changed_from)
-                changed_from = None
-                self._schedule(index)
+            if is_assistant(message):
+                if index > self.scheduled_end:
+                    self._sync(messages, index, changed_from, point=True)
+                    changed_from = None
+                    self._schedule(index)
+                elif index == self._open_end:
+                    # The request the last update ended with was answered: its messages are a point now.
+                    self._sync(messages, index, changed_from, point=True)
+                    changed_from = None
             self._read(message, index)
             self._timeline = index + 1
-        self._sync(messages, end, changed_from)
+        self._sync(messages, end, changed_from, point=False)
+        self._open_end = end
         if request and end > self.scheduled_end:
             self._schedule(end)
 
@@ -180,27 +192,32 @@ class SessionState:
     def _schedule(self, count: int) -> None:
         """Schedule the request that holds the first ``count`` messages."""
         model = (self._model or ModelRef()).merged_over(self.host_model)
-        limit, _ = resolve_context_limit(model.model_id, model.context_limit)
         tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
         point = Point(
             count,
             self._time_ms,
             (model.provider_id, model.model_id),
             pricing_for(model, self.config.cache),
-            tokens >= compute_thresholds(limit).auto,
+            tokens >= self._ladder().auto,
         )
         self.points += 1
         for decision in self.scheduler.at(point, self.points):
             self._mark_applied(decision)
         self.scheduled_end = count
 
-    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None) -> None:
+    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None, *, point: bool) -> None:
+        """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.
+
+        ``point``: these messages are exactly those of a request the history shows was made and
+        answered (the next message is the model's); only then do strategies that act on the
+        context's size look at it, so they act at the same places in every run.
+        """
         ledger = self.ledger
         result = ledger.sync(messages, changed_from, end)
         if any(record.message_index < self.scheduled_end for record in result.finished):
             raise _LateChange()
-        proposals: dict[str, list[tuple[CallRecord, Edit]]] = {name: [] for name, _ in self.strategies}
-        manual: list[CallRecord] = []
+        # Each call's consequences are decided before the next call's, strategies in registry
+        # order: who claims a field first follows the conversation, however requests cut it.
         for record in result.finished:
             state = ledger.state_of(messages, record) or {}
             paths = extract_paths(record.tool, state.get("input"))
@@ -210,29 +227,54 @@ class SessionState:
                 paths,
                 absolute_path(paths[0], self.directory) if paths else None,
                 self.protector.is_protected(paths) if paths else False,
+                self.directory,
             )
-            if record.call_id in self.manual:
-                manual.append(record)
+            reason = self.manual.get(record.call_id)
+            if reason is not None:
+                decision = self._decide(messages, record, reason, sweep_edit(state))
+                if decision is not None and decision.applied_at is None:
+                    self._force([decision])
             for name, strategy in self.strategies:
-                proposals[name].extend(strategy.observe(call))
-        progress = Progress(ledger.turn, result.new_turns)
+                for target, edit in strategy.observe(call):
+                    self._gate(messages, target, name, edit)
+        self._release_young(messages)
+        # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        progress = Progress(
+            ledger.turn,
+            result.new_turns,
+            point,
+            self._ladder(),
+            self.directory,
+            lambda: self._context_tokens(end),
+            lambda record: ledger.state_of(messages, record),
+        )
         for name, strategy in self.strategies:
-            proposals[name].extend(strategy.advance(progress))
-        for record in manual:
-            state = ledger.state_of(messages, record) or {}
-            decision = self._decide(messages, record, self.manual[record.call_id], sweep_edit(state))
-            if decision is not None and decision.applied_at is None:
-                self._force([decision])
-        # Strategy order decides ties: the first strategy to claim a field keeps it.
-        for name, found in proposals.items():
-            for record, edit in found:
+            for record, edit in strategy.advance(progress):
                 self._gate(messages, record, name, edit)
         self._release_young(messages)
+
+    def _context_tokens(self, end: int) -> int:
+        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
+
+        Waiting decisions count as written: what a strategy decides never depends on when the
+        scheduler writes placeholders.
+        """
+        scheduler = self.scheduler
+        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead
+
+    def _ladder(self) -> Thresholds:
+        """The budget ladder of the model the current request goes to (remembered per model)."""
+        model = (self._model or ModelRef()).merged_over(self.host_model)
+        if model != self._ladder_model or self._ladder_value is None:
+            limit, _ = resolve_context_limit(model.model_id, model.context_limit)
+            self._ladder_model = model
+            self._ladder_value = compute_thresholds(limit)
+        return self._ladder_value
 
     def _gate(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> None:
         protection = self.config.turn_protection
         if protection.enabled and self.ledger.turn - record.turn < protection.turns:
-            heapq.heappush(self._young, (record.turn, record.seq, record, name, edit))
+            heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
         else:
             self._decide(messages, record, name, edit)
 
@@ -242,20 +284,29 @@ class SessionState:
             return
         limit = self.ledger.turn - self.config.turn_protection.turns
         while young and young[0][0] <= limit:
-            _, _, record, name, edit = heapq.heappop(young)
+            _, _, _, record, name, edit = heapq.heappop(young)
             self._decide(messages, record, name, edit)
 
     def _decide(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> Decision | None:
         state = self.ledger.state_of(messages, record)
-        decision = decide(record, name, edit, state) if state is not None else None
+        if state is None:
+            return None
+        field = "input" if isinstance(edit, ShrinkInput) else "output"
+        current = record.output_decision if field == "output" else record.input_decision
+        if current is not None:
+            # The first whole replacement of a field keeps it. A partial cut gives way to a whole
+            # replacement, and a later cut joins an earlier one: both sets of ranges are cut.
+            if current.cuts is None:
+                return None
+            if isinstance(edit, CutOutput):
+                edit = CutOutput(tuple(sorted(set(current.cuts) | set(edit.cuts))))
+        decision = decide(record, name, edit, state)
         if decision is None:
             return None
-        current = record.output_decision if decision.field == "output" else record.input_decision
         if current is not None:
-            # The first decision on a field keeps it; only a partial cut gives way to a whole replacement.
-            if current.cuts is None or decision.cuts is not None:
+            if decision.cuts == current.cuts:
                 return None
-            self._retire(current)
+            self._supersede(current, decision)
         if decision.field == "output":
             record.output_decision = decision
         else:
@@ -267,13 +318,14 @@ class SessionState:
             self._force([decision])
         return decision
 
-    def _retire(self, decision: Decision) -> None:
-        decision.superseded = True
-        if decision.applied_at is None:
-            self.scheduler.unpend(decision)
+    def _supersede(self, current: Decision, decision: Decision) -> None:
+        """``decision`` replaces ``current`` on its field: at once while ``current`` waits, else when written."""
+        if current.applied_at is None:
+            current.superseded = True
+            self.scheduler.unpend(current)
+            decision.replaces = current.replaces
         else:
-            self.scheduler.retire(decision)
-            self.in_force_count -= 1
+            decision.replaces = current
 
     def _force(self, decisions: list[Decision]) -> None:
         self.scheduler.force(decisions, self.points)
@@ -283,7 +335,8 @@ class SessionState:
     def _mark_applied(self, decision: Decision) -> None:
         self.applied.append(decision)
         self.new_applied.append(decision)
-        self.in_force_count += 1
+        if decision.replaces is None:
+            self.in_force_count += 1
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
