@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from benchmarks.report import markdown, print_tables
-from benchmarks.runner import DEFAULT_REPEAT, DEFAULT_SIZES, run
+from benchmarks.runner import DEFAULT_BUSY_SIZES, DEFAULT_REPEAT, DEFAULT_SIZES, run
 from dcp_plugin.replay.sessionfile import SessionFileError
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="recorded sessions (`opencode export` JSON or a bare messages array) to measure too")
     parser.add_argument("--sizes", type=sizes_arg, default=list(DEFAULT_SIZES),
                         help="generated session sizes in messages (default: %(default)s); '' for none")
+    parser.add_argument("--busy-sizes", type=sizes_arg, default=list(DEFAULT_BUSY_SIZES),
+                        help="sizes of the busier generated shape, ~1.2 tool calls per message with long outputs "
+                        "(default: %(default)s); '' for none")
     parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
                         help="samples of each timing (default: %(default)s)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="OUT",
@@ -57,13 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         print("python -m benchmarks: --repeat must be at least 1", file=sys.stderr)
         return 1
-    if not args.sizes and not args.files:
+    if not args.sizes and not args.files and not args.busy_sizes:
         print("python -m benchmarks: nothing to measure (no --sizes and no FILE)", file=sys.stderr)
         return 1
     err = Console(stderr=True)
     try:
         with err.status("starting") as status:
-            data = run(args.sizes, args.files, args.repeat, progress=lambda text: status.update(text))
+            data = run(args.sizes, args.files, args.repeat, progress=lambda text: status.update(text),
+                       busy_sizes=args.busy_sizes)
     except (SessionFileError, ValueError) as exc:
         print(f"python -m benchmarks: {exc}", file=sys.stderr)
         return 1

@@ -145,12 +145,35 @@ def savings(state: SessionState, request_tokens: int) -> dict[str, Any]:
         for name in ALL_REASONS
     }
     saved = sum(v["tokens"] for v in by_strategy.values())
+    decided = saved + sum(d.tokens_saved for d in state.waiting())
+    costs = state.scheduler.totals
     return {
         "by_strategy": by_strategy,
         "calls": sum(v["calls"] for v in by_strategy.values()),
         "tokens": saved,
         "percent": round(100 * saved / request_tokens, 2) if request_tokens else 0.0,
+        "decided_tokens": decided,
+        "net_cost_saved_percent": round(100 * costs.saved / costs.cost_without, 2) if costs.cost_without else 0.0,
     }
+
+
+PRICINGS: tuple[str, ...] = ("anthropic", "openai", "google")
+
+
+def net_costs(history: list[dict[str, Any]], directory: str) -> dict[str, dict[str, float]]:
+    """Per pricing, the session's net saving (% of its cost without the plugin), scheduler on and off.
+
+    The plugin's own accounting of the request history the session implies: prompt-cache
+    prices, the cached prefix of each request, the rewrites its placeholders cause.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for pricing in PRICINGS:
+        out[pricing] = {}
+        for mode, on in (("on", True), ("off", False)):
+            config = DcpConfig.model_validate({"cache": {"scheduler": on, "pricing": pricing}})
+            totals = from_scratch(history, directory, config).scheduler.totals
+            out[pricing][mode] = round(100 * totals.saved / totals.cost_without, 2) if totals.cost_without else 0.0
+    return out
 
 
 def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | None = None) -> dict[str, Any]:
@@ -194,5 +217,6 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
     row["savings"] = {
         name: savings(from_scratch(history, session.directory, cfg), request_tokens) for name, cfg in CONFIGS.items()
     }
+    row["net_cost_saved_percent"] = net_costs(history, session.directory)
     row["memory"] = memory(session, config)
     return row

@@ -71,6 +71,17 @@ def savings_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def net_cost_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the net-cost table: what the session saves after cache rewrites, scheduler on/off."""
+    pricings = list(data["sessions"][0]["net_cost_saved_percent"]) if data["sessions"] else []
+    header = ["session", *[f"{p}: scheduler on / off" for p in pricings]]
+    rows = [
+        [r["name"], *[f"{v['on']:+.1f} % / {v['off']:+.1f} %" for v in r["net_cost_saved_percent"].values()]]
+        for r in data["sessions"]
+    ]
+    return header, rows
+
+
 def target_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the targets table."""
     header = ["target", "limit", "measured (median)", "met"]
@@ -92,6 +103,7 @@ def print_tables(data: dict[str, Any], console: Console) -> None:
         ("Per request: median / p95 over repeated runs", timing_rows),
         ("Steps of a warm request timed apart, memory, exactness", breakdown_rows),
         ("Tokens saved on the last request, per strategy", savings_rows),
+        ("Net cost saved (prompt-cache pricing; negative: costs more than no plugin)", net_cost_rows),
         ("Targets", target_rows),
     )
     for title, build in titles:
@@ -131,6 +143,13 @@ def markdown(data: dict[str, Any]) -> str:
         "## Tokens saved on the last request",
         "",
         markdown_table(*savings_rows(data)),
+        "",
+        "## Net cost saved under prompt-cache pricing",
+        "",
+        "What each session costs less than without the plugin, in % of that cost, after the cache",
+        "rewrites its placeholders cause (negative: it costs more), with the cache scheduler on and off.",
+        "",
+        markdown_table(*net_cost_rows(data)),
         "",
         "## Targets",
         "",

@@ -15,6 +15,8 @@ from benchmarks.sessions import BenchSession, generated, recorded
 from benchmarks.targets import evaluate
 
 DEFAULT_SIZES: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
+# The heavier shape: about 1.2 tool calls per message and long outputs, as busy agents produce.
+DEFAULT_BUSY_SIZES: tuple[int, ...] = (20_000,)
 DEFAULT_REPEAT = 10
 # Warm requests are cheap: take more of them, each appending one more message.
 WARM_FACTOR = 5
@@ -36,10 +38,13 @@ def machine() -> dict[str, Any]:
     }
 
 
-def sessions(sizes: Sequence[int], files: Sequence[Path], repeat: int) -> list[Callable[[], BenchSession]]:
+def sessions(
+    sizes: Sequence[int], files: Sequence[Path], repeat: int, busy_sizes: Sequence[int] = ()
+) -> list[Callable[[], BenchSession]]:
     """Loaders of every session to measure, generated first; loaded one at a time to bound memory."""
     extra = warm_count(repeat) + repeat
     loaders: list[Callable[[], BenchSession]] = [partial(generated, size, extra) for size in sizes]
+    loaders += [partial(generated, size, extra, busy=True) for size in busy_sizes]
     loaders += [partial(recorded, path, extra) for path in files]
     return loaders
 
@@ -49,13 +54,14 @@ def run(
     files: Sequence[Path] = (),
     repeat: int = DEFAULT_REPEAT,
     progress: Callable[[str], None] | None = None,
+    busy_sizes: Sequence[int] = DEFAULT_BUSY_SIZES,
 ) -> dict[str, Any]:
     """Measure every session and evaluate the targets."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     started = time.time()
     rows = []
-    for load in sessions(sizes, files, repeat):
+    for load in sessions(sizes, files, repeat, busy_sizes):
         session = load()
         rows.append(measure(session, repeat, warm_count(repeat), progress))
         del session

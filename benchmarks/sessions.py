@@ -78,10 +78,14 @@ def with_steps(name: str, source: str, history: list[dict[str, Any]], extra: int
     return BenchSession(name, source, history + steps, len(history), directory)
 
 
-def generated(size: int, extra: int, seed: int = GENERATED_SEED) -> BenchSession:
-    """A generated session of ``size`` messages, then ``extra`` fixed steps."""
-    data = generate_session(size, seed=seed)
-    return with_steps(f"generated {size:,}", "generated", data["messages"], extra, DEFAULT_DIRECTORY)
+def generated(size: int, extra: int, seed: int = GENERATED_SEED, busy: bool = False) -> BenchSession:
+    """A generated session of ``size`` messages, then ``extra`` fixed steps.
+
+    ``busy``: the heavier shape (about 1.2 tool calls per message, long outputs).
+    """
+    data = generate_session(size, seed=seed, busy=busy)
+    name, source = (f"busy {size:,}", "busy") if busy else (f"generated {size:,}", "generated")
+    return with_steps(name, source, data["messages"], extra, DEFAULT_DIRECTORY)
 
 
 def recorded(path: Path, extra: int) -> BenchSession:

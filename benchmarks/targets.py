@@ -47,6 +47,13 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     )
     target["note"] = note
     out.append(target)
+    busy = next((r for r in rows if r["source"] == "busy" and r["messages"] == 20_000), None)
+    value = None
+    if busy is not None and busy["json_dumps_ms"]["median"]:
+        value = round(100 * busy["warm_fresh_copy_ms"]["median"] / busy["json_dumps_ms"]["median"], 2)
+    out.append(_target("busy session, warm request on a fresh copy as % of json.dumps at 20,000",
+                       f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
+                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_target("session memory per 1,000 tool calls (MB)", f"<= {MB_PER_1000_CALLS:g}", value,
                        None if value is None else value <= MB_PER_1000_CALLS))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pluggy
 
 import dcp_plugin.host.hostspec
+from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
 
@@ -17,6 +18,7 @@ def main() -> None:
     pm = pluggy.PluginManager("agent_host")
     pm.add_hookspecs(dcp_plugin.host.hostspec)
     pm.load_setuptools_entrypoints("agent_host")
+    trace_hooks(pm)  # DCP_TRACE_HOOKS=1 prints every hook call to stderr
     # "persist": False keeps this demo out of your pruning statistics; a real host leaves it out.
     pm.hook.host_startup(
         context={"directory": str(Path.cwd()), "notify": lambda sid, text: print(f"[{sid}] {text}"), "persist": False}

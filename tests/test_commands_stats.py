@@ -122,3 +122,11 @@ def test_stats_without_a_store_show_this_process_only(tmp_path: Path) -> None:
     text = output["parts"][0]["text"]
     assert "This session (s1): 2 calls pruned" in text
     assert "All time" not in text and "The state database is unavailable" in text
+
+
+def test_stats_end_with_the_net_cost_after_cache_rewrites(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    run_requests(runtime, session("s1"), 3)
+    lines = stats_reply(runtime, "s1")
+    net = next(line for line in lines if line.strip().startswith("net cost:"))
+    assert "than without the plugin" in net and "tokens the provider processed again" in net

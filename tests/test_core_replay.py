@@ -112,7 +112,8 @@ def test_replay_does_not_alter_the_session_it_replays():
 def test_replay_table_output(capsys):
     assert main(["replay"]) == 0
     out = capsys.readouterr().out
-    assert "deduplication" in out and "Total over all requests" in out
+    assert "deduplication" in out and "Tokens sent over all requests" in out
+    assert "Cost in base input tokens" in out and "cache scheduler on" in out
 
 
 @pytest.mark.parametrize(
@@ -157,3 +158,37 @@ def test_dcp_console_script_runs_replay():
     done = subprocess.run([sys.executable, "-m", "dcp_plugin.cli.main", "replay", "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["messages"] == 400
+
+
+def test_replay_prices_the_session_with_the_pricing_asked_for(capsys):
+    assert main(["replay", "--json", "--pricing", "openai"]) == 0
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert cost["pricing"] == "openai"
+    assert cost["net_saved"] == round(cost["cost_without_plugin"] - cost["cost_with_plugin"], 1)
+    assert cost["cold_requests"] >= 1
+
+
+def test_replay_compare_puts_a_second_config_beside_the_first(capsys, tmp_path):
+    other = tmp_path / "off.jsonc"
+    other.write_text('{"cache": {"scheduler": false}}')
+    assert main(["replay", "--json", "--pricing", "anthropic", "--compare", str(other)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["cost"]["scheduler"], data["compare"]["cost"]["scheduler"]) == (True, False)
+    # Writing every prune at once rewrites cached prefixes: it costs more than waiting until it pays.
+    assert data["compare"]["cost"]["net_saved"] < data["cost"]["net_saved"]
+
+
+def test_replay_sends_only_what_follows_an_opencode_compaction():
+    from dcp_plugin.replay.pricing import compaction_starts
+
+    messages = [
+        {"info": {"id": "u1", "role": "user"}, "parts": []},
+        {"info": {"id": "a1", "role": "assistant", "parentID": "u1"}, "parts": []},
+        {"info": {"id": "u2", "role": "user"}, "parts": [{"type": "compaction"}]},
+        {"info": {"id": "s", "role": "assistant", "parentID": "u2", "summary": True, "finish": "stop"}, "parts": []},
+        {"info": {"id": "u3", "role": "user"}, "parts": []},
+        {"info": {"id": "a3", "role": "assistant", "parentID": "u3"}, "parts": []},
+    ]
+    starts = compaction_starts(messages)
+    # The summary's own request still sent everything; every request after it starts at u2.
+    assert (starts[3], starts[5], starts[6]) == (0, 2, 2)

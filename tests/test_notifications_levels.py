@@ -73,7 +73,9 @@ def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> 
     messages = duplicate_reads()
     for _ in range(3):
         runtime.transform({}, {"messages": copy.deepcopy(messages)})
-    assert seen == [("ses_test", f"dcp: pruned 1 tool call (~{SAVED} tokens saved per request)")]
+    [(session, text)] = seen
+    assert session == "ses_test"
+    assert text.startswith(f"dcp: pruned 1 tool call (~{SAVED} tokens saved per request; this session so far: ")
 
 
 def test_runtime_detailed_notification_names_the_call(tmp_path: Path) -> None:
@@ -109,3 +111,8 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     messages = duplicate_reads()
     runtime.transform({}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"] == DUPLICATE_PLACEHOLDER
+
+
+def test_the_notification_ends_with_the_sessions_net_cost_so_far() -> None:
+    text = format_notification([record("c1", "deduplication", 100)], "minimal", "5.4% cheaper than without the plugin")
+    assert text == "dcp: pruned 1 tool call (~100 tokens saved per request; this session so far: 5.4% cheaper than without the plugin)"

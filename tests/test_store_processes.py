@@ -103,7 +103,7 @@ def test_two_processes_writing_the_same_database_lose_nothing(tmp_path: Path) ->
 
 def test_a_restarted_host_makes_the_same_decisions_and_stats_accumulate_once(tmp_path: Path, isolated_home: Path) -> None:
     env = {**os.environ}
-    first = run_host(env, 200, sweep="sweep 4")
+    first = run_host(env, 200, sweep="sweep 12")
     assert first["swept"].startswith("dcp sweep: pruned")
     # A new process, same database, same history: the sweep is restored before the first update.
     second = run_host(env, 200, start=10**9)

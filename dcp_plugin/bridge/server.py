@@ -27,7 +27,7 @@ Write = Callable[[str], None]
 FREEZE_AFTER_MESSAGES = 1000
 
 
-After = Callable[[], None]
+After = Callable[[], object]
 
 
 def parse_token(token: Any) -> tuple[int, int] | None:

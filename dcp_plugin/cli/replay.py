@@ -15,6 +15,8 @@ from rich.table import Table
 from dcp_plugin.cli.groups import positive_int
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.engine import ReplayReport, replay
+
+PRICING_CHOICES = ("auto", "anthropic", "anthropic-1h", "openai", "google", "none")
 from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session
 
 
@@ -43,6 +45,18 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     p.add_argument("--directory", help="project directory for relative paths (default: the session's own)")
     p.add_argument("--rows", type=positive_int, default=12, help="per-request rows to show in the table (default 12)")
+    p.add_argument(
+        "--pricing",
+        choices=PRICING_CHOICES,
+        help="prompt-cache prices to assume, for the plugin's scheduler and the cost report alike "
+        "(default: cache.pricing of the config; auto: from each request's provider and model)",
+    )
+    p.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OTHER_JSONC",
+        help="also replay with this dcp.jsonc and show both side by side (same session, same pricing)",
+    )
     p.set_defaults(func=run)
 
 
@@ -75,32 +89,55 @@ def session_config(option: Path | None, directory: str) -> DcpConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the replay and print the report."""
-    err = Console(stderr=True)
+    """Run the replay (and the comparison) and print the report."""
     path: Path = args.file or example_session_path()
     try:
         info, messages = load_session(path)
         directory = args.directory or info.get("directory") or str(Path.cwd())
         config = session_config(args.config, directory)
+        other = load_config_option(args.compare) if args.compare is not None else None
     except SessionFileError as exc:
         print(f"dcp replay: {exc}", file=sys.stderr)
         return 1
     if not messages:
         print(f"dcp replay: {path}: the session has no messages", file=sys.stderr)
         return 1
-    show_progress = not args.json and err.is_terminal and len(messages) > 2000
-    if show_progress:
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task("replaying", total=None)
-            report = replay(messages, directory, config, lambda n, total: bar.update(task, completed=n, total=total))
-    else:
-        report = replay(messages, directory, config)
+    report = _replay(messages, directory, config, args.pricing, not args.json, "replaying")
+    compared = (
+        _replay(messages, directory, other, args.pricing, not args.json, "replaying the comparison")
+        if other is not None
+        else None
+    )
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, indent=2)
+        data = report.to_dict()
+        if compared is not None:
+            data["compare"] = {"config": str(args.compare), **compared.to_dict()}
+        json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        print_report(report, str(info.get("title") or ("stdin" if str(path) == "-" else path.name)), args.rows)
+        return 0
+    title = str(info.get("title") or ("stdin" if str(path) == "-" else path.name))
+    print_report(report, title, args.rows)
+    if compared is not None:
+        print_comparison(report, compared, str(args.config or "your config files"), str(args.compare))
     return 0
+
+
+def _replay(
+    messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
+) -> ReplayReport:
+    err = Console(stderr=True)
+    if show and err.is_terminal and len(messages) > 2000:
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task(label, total=None)
+            return replay(
+                messages, directory, config, lambda n, total: bar.update(task, completed=n, total=total), pricing=pricing
+            )
+    return replay(messages, directory, config, pricing=pricing)
+
+
+def _pricing_line(report: ReplayReport) -> str:
+    scheduler = "on" if report.scheduler else "off (every prune written at once)"
+    return f"pricing {report.pricing}, cache scheduler {scheduler}"
 
 
 def print_report(report: ReplayReport, title: str, rows: int) -> None:
@@ -109,7 +146,7 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     data = report.to_dict()
     console.print(
         f"[bold]{title}[/bold]: {report.messages} messages, {report.tool_calls} tool calls, "
-        f"{len(report.requests)} model requests",
+        f"{len(report.requests)} model requests; {_pricing_line(report)}",
         highlight=False,
     )
     strategies = Table(title="Pruned by strategy (at the last request)", title_justify="left")
@@ -119,8 +156,8 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     for name, count in report.pruned.items():
         strategies.add_row(name, str(count), f"{report.saved_final[name]:,}")
     console.print(strategies)
-    per = Table(title="Estimated tokens sent per request", title_justify="left")
-    for column in ("request", "messages", "without plugin", "with plugin", "saved", "ms"):
+    per = Table(title="Per request (tokens are estimates; cost in base input tokens)", title_justify="left")
+    for column in ("request", "messages", "without plugin", "with plugin", "saved", "cache", "cost without", "cost with", "ms"):
         per.add_column(column, justify="right")
     requests = report.requests
     step = max(1, -(-len(requests) // rows))
@@ -130,17 +167,67 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     for r in shown:
         saved = r.tokens_without - r.tokens_with
         pct = f"{100 * saved / r.tokens_without:.0f}%" if r.tokens_without else "-"
-        per.add_row(str(r.request), str(r.messages), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct, f"{r.ms:.2f}")
+        cache = "cold" if r.cold else ("rewrite" if r.prefix_break else "warm")
+        per.add_row(
+            str(r.request), str(r.messages), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct, cache,
+            f"{r.cost_without:,.0f}", f"{r.cost_with:,.0f}", f"{r.ms:.2f}",
+        )
     console.print(per)
-    timing = data["timing"]
+    timing, cost = data["timing"], data["cost"]
     console.print(
-        f"Total over all requests: {data['tokens_sent_without_plugin']:,} tokens without the plugin, "
-        f"{data['tokens_sent_with_plugin']:,} with it: [bold green]{data['tokens_saved']:,} saved "
-        f"({data['tokens_saved_percent']}%)[/bold green]",
+        f"Tokens sent over all requests: {data['tokens_sent_without_plugin']:,} without the plugin, "
+        f"{data['tokens_sent_with_plugin']:,} with it: {data['tokens_saved']:,} fewer ({data['tokens_saved_percent']}%)",
+        highlight=False,
+    )
+    console.print(net_cost_line(cost), highlight=False)
+    console.print(
+        f"Cache: {cost['cold_requests']:,} cold requests; the plugin's placeholders changed an already-sent part "
+        f"in {cost['prefix_breaks_by_plugin']:,} requests ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
+        f"again). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens.",
         highlight=False,
     )
     console.print(
         f"Time per request: median {timing['median_ms']:.2f} ms, p95 {timing['p95_ms']:.2f} ms, "
-        f"max {timing['max_ms']:.2f} ms. Token counts are estimates (text chars/4, JSON chars/2).",
+        f"max {timing['max_ms']:.2f} ms.",
         highlight=False,
     )
+
+
+def net_cost_line(cost: dict[str, Any]) -> str:
+    """The cost totals in one sentence; rich markup colours the net saving."""
+    net, pct = cost["net_saved"], cost["net_saved_percent"]
+    verdict = (
+        f"[bold green]{net:,.0f} saved ({pct}%)[/bold green]"
+        if net >= 0
+        else f"[bold red]{-net:,.0f} MORE ({-pct}%)[/bold red]"
+    )
+    return (
+        f"Cost in base input tokens: {cost['cost_without_plugin']:,.0f} without the plugin, "
+        f"{cost['cost_with_plugin']:,.0f} with it: {verdict}"
+    )
+
+
+def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, other_name: str) -> None:
+    """The two configs side by side on the same session."""
+    console = Console()
+    table = Table(title=f"Same session, two configs ({base.pricing} pricing)", title_justify="left")
+    table.add_column("")
+    table.add_column(base_name, justify="right")
+    table.add_column(other_name, justify="right")
+    rows = []
+    for report in (base, other):
+        data, cost = report.to_dict(), report.cost_dict()
+        rows.append(
+            [
+                "on" if report.scheduler else "off",
+                f"{data['tokens_saved']:,} ({data['tokens_saved_percent']}%)",
+                f"{cost['net_saved']:,.0f} ({cost['net_saved_percent']}%)",
+                f"{cost['prefix_breaks_by_plugin']:,}",
+                f"{cost['tokens_rewritten_by_plugin']:,}",
+                f"{sum(report.pruned.values()):,}",
+            ]
+        )
+    labels = ("cache scheduler", "tokens saved", "net cost saved", "prefix breaks", "tokens rewritten", "calls pruned (last request)")
+    for index, label in enumerate(labels):
+        table.add_row(label, rows[0][index], rows[1][index])
+    console.print(table)

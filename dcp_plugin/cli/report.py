@@ -23,7 +23,7 @@ from dcp_plugin.commands.context import (
     source_note,
     total_line,
 )
-from dcp_plugin.commands.stats import STRATEGIES
+from dcp_plugin.commands.stats import STRATEGIES, net_line
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.cli.replay import load_config_option
@@ -214,6 +214,7 @@ def run_stats(args: argparse.Namespace) -> int:
         f"(estimates; database {path})",
         highlight=False,
     )
+    console.print(net_line(stats)[0].upper() + net_line(stats)[1:] + ".", highlight=False)
     return 0
 
 

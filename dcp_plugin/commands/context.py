@@ -9,6 +9,7 @@ from typing import Any
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands.calls import call_label
+from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
 from dcp_plugin.pipeline.placeholders import Decision
@@ -57,6 +58,8 @@ class ContextBreakdown:
     reported_prompt: int | None = None
     snapshot: ContextSnapshot | None = None
     largest: list[PrunedCall] = field(default_factory=list)
+    waiting: tuple[int, int] = (0, 0)  # decided prunes the cache scheduler has not written yet: (calls, tokens)
+    costs: dict[str, Any] | None = None  # the session's prompt-cache accounting (Scheduler.describe)
 
     @property
     def content(self) -> int:
@@ -130,6 +133,8 @@ class ContextBreakdown:
             ],
             "provider_reported_prompt": self.reported_prompt,
             "snapshot": self.snapshot.to_dict() if self.snapshot is not None else None,
+            "waiting": {"calls": self.waiting[0], "tokens": self.waiting[1]},
+            "cost": self.costs,
         }
 
 
@@ -243,6 +248,25 @@ def largest_line(c: PrunedCall) -> str:
     return f"{c.label} ({times}{REASON_TEXT.get(c.strategy, c.strategy)}): ~{c.tokens:,} tokens"
 
 
+def cache_lines(b: ContextBreakdown) -> list[str]:
+    """Prunes waiting for the cache scheduler, and what the session's requests cost with and without the plugin."""
+    lines: list[str] = []
+    calls, tokens = b.waiting
+    if calls:
+        lines.append(
+            f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): they are written when the "
+            "prompt cache expires or when writing them pays"
+        )
+    costs = b.costs
+    if costs and costs.get("requests"):
+        net = net_sentence(float(costs["cost_without"]), float(costs["cost_with"]))
+        lines.append(
+            f"Cost so far ({costs.get('pricing', 'auto')} prompt-cache prices, {plural(int(costs['requests']), 'request')}): "
+            f"{net}; {int(costs['rewritten_tokens']):,} tokens processed again because of placeholders"
+        )
+    return lines
+
+
 def source_note(b: ContextBreakdown) -> str:
     """Where the total comes from, and which numbers are estimates."""
     snap = b.snapshot
@@ -270,6 +294,7 @@ def render_text(b: ContextBreakdown) -> str:
     if b.largest:
         lines.append("Largest savings:")
         lines += [f"  {largest_line(c)}" for c in b.largest]
+    lines += cache_lines(b)
     lines += ["", "Context budget:"]
     if b.snapshot is not None:
         lines += [f"  {line}" for line in ladder_lines(b.snapshot)]

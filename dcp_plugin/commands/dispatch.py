@@ -53,6 +53,9 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
         config.context_budget.image_token_estimate,
         view.directory if view is not None else runtime.directory,
     )
+    if view is not None:
+        breakdown.waiting = (len(view.waiting), sum(d.tokens_saved for d in view.waiting))
+        breakdown.costs = dict(view.costs)
     text = context.render_text(breakdown)
     if not config.enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."

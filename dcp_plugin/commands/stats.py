@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.host.store import Stats
 from dcp_plugin.pipeline.strategies import ALL_REASONS
@@ -19,7 +20,19 @@ def stats_lines(title: str, stats: Stats) -> list[str]:
     for name in names:
         calls, tokens = stats.by_strategy.get(name, (0, 0))
         lines.append(f"  {name:<17}{calls:>7,} {'call ' if calls == 1 else 'calls'}  ~{tokens:,} tokens")
+    lines.append(f"  {net_line(stats)}")
     return lines
+
+
+def net_line(stats: Stats) -> str:
+    """What prompt caching makes of the savings: the net cost, after the cache rewrites placeholders caused."""
+    net = net_sentence(stats.cost_without, stats.cost_with)
+    if net is None:
+        return "net cost: no request priced yet"
+    return (
+        f"net cost: {net} (~{stats.net_saved:,.0f} base input tokens saved; "
+        f"{stats.rewritten_tokens:,} tokens the provider processed again because of placeholders)"
+    )
 
 
 def render_text(session_id: str, session: Stats | None, all_time: Stats | None, note: str | None = None) -> str:

@@ -91,6 +91,11 @@ class DcpConfig(Section):
     cache: CacheConfig = CacheConfig()
     context_budget: ContextBudgetConfig = Field(default=ContextBudgetConfig(), alias="contextBudget")
 
+    def strategy_section(self, name: str) -> Any:
+        """The config section of the strategy registered as ``name``."""
+        strategies: _StrategiesBase = self.strategies
+        return strategies.section(name)
+
     def sweep_protected(self) -> frozenset[str]:
         """Tools `/dcp sweep` never prunes: the hardcoded list plus config additions."""
         return HARDCODED_PROTECTED_TOOLS | frozenset(self.commands.protected_tools)

@@ -7,7 +7,6 @@ multiple of the provider's base input price, and how long an unused cached prefi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -83,8 +82,3 @@ def pricing_for(model: ModelRef | None, config: Any) -> Pricing:
     if section is None:
         return DEFAULTS[family]
     return Pricing(family, float(section.read), float(section.write), float(section.ttl_seconds))
-
-
-def pricing_from_mapping(data: Mapping[str, Any]) -> Pricing:
-    """A Pricing from ``{family, read, write, ttl_seconds}`` (reports, JSON)."""
-    return Pricing(str(data["family"]), float(data["read"]), float(data["write"]), float(data["ttl_seconds"]))

@@ -13,3 +13,13 @@ def request_cost(prompt: float, cached: float, pricing: Pricing) -> float:
     """
     cached = min(max(cached, 0.0), prompt)
     return pricing.read * cached + pricing.write * (prompt - cached)
+
+
+def net_sentence(cost_without: float, cost_with: float) -> str | None:
+    """`5.4% cheaper than without the plugin` (or `... more expensive`), None before any request was priced."""
+    if cost_without <= 0:
+        return None
+    percent = 100 * (cost_without - cost_with) / cost_without
+    if percent >= 0:
+        return f"{percent:.1f}% cheaper than without the plugin"
+    return f"{-percent:.1f}% more expensive than without the plugin"

@@ -24,10 +24,11 @@ def reason_text(reason: str | None) -> str:
     return REASON_TEXT.get(reason or "", reason or "unknown reason")
 
 
-def summary_line(decisions: Sequence[Decision]) -> str:
-    """One line: how many calls were pruned and about how many tokens that saves per request."""
+def summary_line(decisions: Sequence[Decision], net: str | None = None) -> str:
+    """One line: how many calls were pruned, about how many tokens that saves per request, and the net so far."""
     tokens = sum(d.tokens_saved for d in decisions)
-    return f"dcp: pruned {plural(len(decisions), 'tool call')} (~{tokens:,} tokens saved per request)"
+    tail = f"; this session so far: {net}" if net else ""
+    return f"dcp: pruned {plural(len(decisions), 'tool call')} (~{tokens:,} tokens saved per request{tail})"
 
 
 def detail_line(decision: Decision) -> str:
@@ -35,11 +36,14 @@ def detail_line(decision: Decision) -> str:
     return f"  - {decision.tool} {decision.call_id}: {reason_text(decision.strategy)}, ~{decision.tokens_saved:,} tokens"
 
 
-def format_notification(decisions: Sequence[Decision], level: str) -> str | None:
-    """The notification for new decisions at a `pruneNotification` level; None when nothing to say."""
+def format_notification(decisions: Sequence[Decision], level: str, net: str | None = None) -> str | None:
+    """The notification for new decisions at a `pruneNotification` level; None when nothing to say.
+
+    ``net``: the session's net cost so far, in words (see ``cost.net_sentence``).
+    """
     if level == "off" or not decisions:
         return None
-    head = summary_line(decisions)
+    head = summary_line(decisions, net)
     if level != "detailed":
         return head
     lines = [head + ":"]

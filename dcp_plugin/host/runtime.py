@@ -29,6 +29,8 @@ from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
 from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.host.notifications import format_notification
@@ -163,9 +165,10 @@ class Runtime:
 
     def config(self) -> DcpConfig:
         """The effective config, re-read cheaply when a file changed."""
-        return self._config_source().get()
+        config: DcpConfig = self._config_source().get()
+        return config
 
-    def _config_source(self) -> Any:
+    def _config_source(self) -> Any:  # a ConfigSource, or any ConfigProvider (e.g. StaticConfig)
         if self._config is None:
             from dcp_plugin.config.source import ConfigSource
 
@@ -348,7 +351,7 @@ class Runtime:
                 tuple(state.ledger.records),
                 state.saved_by_strategy(),
                 state.restarts,
-                state.scheduler.describe(),
+                {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
             )
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
@@ -459,7 +462,9 @@ class Runtime:
 
     # -- sinks -------------------------------------------------------------------------------
     def _notify_pruned(self, state: SessionState, decisions: list[Decision]) -> None:
-        text = format_notification(decisions, state.config.prune_notification)
+        totals = state.scheduler.totals
+        net = net_sentence(totals.cost_without, totals.cost_with)
+        text = format_notification(decisions, state.config.prune_notification, net)
         if text is not None:
             self.notifier.news(state.session_id, text)
 

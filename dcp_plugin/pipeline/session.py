@@ -27,7 +27,7 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     """The enabled strategies, in registry order, each built from its own config section."""
     built: list[tuple[str, Strategy]] = []
     for spec in REGISTRY:
-        strategy = spec.build(config.strategies.section(spec.name))
+        strategy = spec.build(config.strategy_section(spec.name))
         if strategy is not None:
             built.append((spec.name, strategy))
     return built

@@ -14,15 +14,18 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.host.tracing import trace_hooks
+from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
 from dcp_plugin.pipeline.placeholders import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.pipeline.tokens import estimate_message_tokens
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.replay.pricing import CacheAccountant, CostTotals, PatchKey, SentRequest, compaction_starts
 
 
 @dataclass
 class RequestRow:
-    """One model request of the replayed session."""
+    """One model request of the replayed session, with what it cost under prompt caching."""
 
     request: int
     messages: int
@@ -30,6 +33,13 @@ class RequestRow:
     tokens_with: int
     pruned_calls: int
     ms: float
+    cold: bool = False
+    cache_read_without: int = 0
+    cache_read_with: int = 0
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    prefix_break: bool = False
+    rewritten: int = 0
 
 
 @dataclass
@@ -39,9 +49,13 @@ class ReplayReport:
     session: str
     messages: int
     tool_calls: int
+    pricing: str = "auto"
+    scheduler: bool = True
+    overhead: int = 0
     requests: list[RequestRow] = field(default_factory=list)
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
+    costs: CostTotals = field(default_factory=CostTotals)
 
     @property
     def total_without(self) -> int:
@@ -60,6 +74,26 @@ class ReplayReport:
             "max_ms": times[-1],
         }
 
+    def cost_dict(self) -> dict[str, Any]:
+        """The cost totals, in base-input-token units (1 = one uncached input token at list price)."""
+        c = self.costs
+        return {
+            "pricing": self.pricing,
+            "scheduler": self.scheduler,
+            "prompt_overhead_tokens": self.overhead,
+            "cost_without_plugin": round(c.cost_without, 1),
+            "cost_with_plugin": round(c.cost_with, 1),
+            "net_saved": round(c.net_saved, 1),
+            "net_saved_percent": round(c.net_percent, 2),
+            "cold_requests": c.cold,
+            "cache_read_tokens_without_plugin": c.cached_without,
+            "cache_read_tokens_with_plugin": c.cached_with,
+            "uncached_tokens_without_plugin": c.written_without,
+            "uncached_tokens_with_plugin": c.written_with,
+            "prefix_breaks_by_plugin": c.prefix_breaks,
+            "tokens_rewritten_by_plugin": c.rewritten,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         saved = self.total_without - self.total_with
         return {
@@ -73,6 +107,7 @@ class ReplayReport:
             "tokens_sent_with_plugin": self.total_with,
             "tokens_saved": saved,
             "tokens_saved_percent": round(100 * saved / self.total_without, 2) if self.total_without else 0.0,
+            "cost": self.cost_dict(),
             "timing": self.timing(),
             "per_request": [asdict(r) for r in self.requests],
         }
@@ -88,20 +123,47 @@ def plugin_host(directory: str, config: DcpConfig | None = None) -> tuple[pluggy
     pm.add_hookspecs(hostspec)
     runtime = Runtime(directory, config)
     pm.register(DcpPlugin(runtime), name="dcp")
+    trace_hooks(pm)
     pm.hook.host_startup(context={"directory": directory, "persist": False})
     return pm, runtime
 
 
-def undo_patches(original: Sequence[dict[str, Any]], patches: Patches) -> None:
-    """Put back, from the pristine ``original`` messages, every field a request's patches replaced."""
+def undo_patches(original: Sequence[dict[str, Any]], patches: Patches, offset: int = 0) -> None:
+    """Put back, from the pristine ``original`` messages, every field a request's patches replaced.
+
+    ``offset``: where the request's first message sits in ``original`` (after a compaction).
+    """
     for decision, target in patches:
         record = decision.record
-        target[decision.field] = original[record.message_index]["parts"][record.part_index]["state"][decision.field]
+        source = original[offset + record.message_index]["parts"][record.part_index]["state"]
+        target[decision.field] = source[decision.field]
 
 
 def request_points(messages: list[dict[str, Any]]) -> list[int]:
-    """Indexes of the assistant messages: each one answered a request made with everything before it."""
-    return [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
+    """Where the recorded requests were made: before each assistant message (it answered everything
+    before it), and at the end when the session ends with a request no message answered yet."""
+    points = [i for i, m in enumerate(messages) if i > 0 and info_of(m).get("role") == "assistant"]
+    if messages and info_of(messages[-1]).get("role") != "assistant" and len(messages) > 1:
+        points.append(len(messages))
+    return points
+
+
+def with_pricing(config: DcpConfig, pricing: str | None) -> DcpConfig:
+    """``config`` with ``cache.pricing`` set (the plugin then assumes the prices the report uses)."""
+    if pricing is None:
+        return config
+    return config.model_copy(update={"cache": config.cache.model_copy(update={"pricing": pricing})})
+
+
+def prompt_overhead(messages: Sequence[Any]) -> int:
+    """Prompt tokens outside the messages (system prompt, tool definitions), from the first reported usage."""
+    before = 0
+    for message in messages:
+        usage = reported_usage(message) if info_of(message).get("role") == "assistant" else None
+        if usage is not None:
+            return max(0, usage.prompt - before)
+        before += estimate_message_tokens(message)
+    return 0
 
 
 def replay(
@@ -110,39 +172,98 @@ def replay(
     config: DcpConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
     host: tuple[pluggy.PluginManager, Runtime] | None = None,
+    pricing: str | None = None,
 ) -> ReplayReport:
-    """Send every request of the session through the plugin and account tokens and time.
+    """Send every request of the session through the plugin; account tokens, prompt-cache cost and time.
 
     ``host``: a plugin host from :func:`plugin_host` to use (to inspect its runtime afterwards).
+    ``pricing``: the cache prices to assume (``cache.pricing`` values), for the plugin's scheduler and
+    for the report alike; None keeps the config's. After an OpenCode compaction only the history
+    from the compaction on is sent, as OpenCode does.
     """
-    pm, runtime = host if host is not None else plugin_host(directory, config)
+    if host is None:
+        base = config if config is not None else Runtime(directory).config()
+        config = with_pricing(base, pricing)
+        host = plugin_host(directory, config)
+    pm, runtime = host
+    effective = runtime.config()
     session = session_id_of(None, messages)
     # Tool states are copied once so placeholders can be undone from the pristine originals.
     working = [
         {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}
         for m in messages
     ]
-    prefix_tokens = [0]
-    for message in messages:
-        prefix_tokens.append(prefix_tokens[-1] + estimate_message_tokens(message))
+    message_tokens = [estimate_message_tokens(m) for m in messages]
+    overhead = prompt_overhead(messages)
+    accountant = CacheAccountant(message_tokens, overhead)
+    starts = compaction_starts(messages)
     points = request_points(messages)
     report = ReplayReport(
         session=session,
         messages=len(messages),
         tool_calls=sum(1 for m in messages for p in m["parts"] if p.get("type") == "tool"),
+        pricing=effective.cache.pricing,
+        scheduler=effective.cache.scheduler,
+        overhead=overhead,
+        costs=accountant.totals,
     )
     hook = pm.hook.chat_messages_transform
+    time_ms = 0
+    model: ModelRef | None = None
+    scanned = 0
     for n, end in enumerate(points, 1):
-        outgoing = working[:end]
-        start = time.perf_counter()
+        for message in messages[scanned:end]:
+            time_ms = max(time_ms, message_time(message))
+            ref = model_ref(info_of(message))
+            model = ref if ref is not None and ref.model_id is not None else model
+        scanned = end
+        begin = starts[end]
+        outgoing = working[begin:end]
+        clock = time.perf_counter()
         hook(input={"sessionID": session}, output={"messages": outgoing})
-        elapsed = (time.perf_counter() - start) * 1000
+        elapsed = (time.perf_counter() - clock) * 1000
         sent = runtime.last_outgoing(session)
-        saved = sent.saved_tokens if sent is not None else 0
-        pruned = sent.in_force if sent is not None else 0
-        report.requests.append(RequestRow(n, end, prefix_tokens[end], prefix_tokens[end] - saved, pruned, round(elapsed, 3)))
+        patches: dict[PatchKey, tuple[Any, int]] = {}
         if sent is not None:
-            undo_patches(messages, sent.patches)
+            for decision, _ in sent.patches:
+                record = decision.record
+                patches[(begin + record.message_index, record.part_index, decision.field)] = (
+                    decision.value,
+                    decision.tokens_saved,
+                )
+        saved = sent.saved_tokens if sent is not None else 0
+        without = accountant.tokens(begin, end)
+        cost = accountant.add(
+            SentRequest(
+                begin,
+                end,
+                time_ms,
+                (model.provider_id, model.model_id) if model is not None else (None, None),
+                pricing_for(model, effective.cache),
+                without,
+                saved,
+                patches,
+            )
+        )
+        report.requests.append(
+            RequestRow(
+                n,
+                end,
+                without,
+                without - saved,
+                sent.in_force if sent is not None else 0,
+                round(elapsed, 3),
+                cost.cold,
+                cost.cached_without,
+                cost.cached_with,
+                round(cost.cost_without, 1),
+                round(cost.cost_with, 1),
+                cost.broke_prefix,
+                cost.rewritten,
+            )
+        )
+        if sent is not None:
+            undo_patches(messages, sent.patches, begin)
         if progress:
             progress(n, len(points))
     view = runtime.view(session)

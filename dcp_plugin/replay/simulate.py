@@ -10,6 +10,14 @@ DEFAULT_DIRECTORY = "/home/dev/project"
 # and a fixed prompt overhead (system prompt + tool definitions) not present in the messages.
 SIM_CHARS_PER_TOKEN = 3.3
 SIM_PROMPT_OVERHEAD_TOKENS = 11_000
+# Time, in seconds: a model step, a tool run, the user's think time between turns, and how often a
+# turn follows a break long enough for every provider's prompt cache to expire.
+STEP_SECONDS = (2.0, 25.0)
+TOOL_SECONDS = (0.1, 6.0)
+THINK_SECONDS = (15.0, 240.0)
+BREAK_SECONDS = (420.0, 3600.0)
+BREAK_CHANCE = 0.2
+SIM_CACHE_TTL_SECONDS = 300
 
 _WORDS = (
     "value index result config parser token session buffer handler request response cache "
@@ -27,8 +35,11 @@ _USER_ASKS = (
 
 
 class _Sim:
-    def __init__(self, seed: int, directory: str) -> None:
+    def __init__(self, seed: int, directory: str, busy: bool = False) -> None:
+        self.busy = busy
         self.rng = random.Random(seed)
+        # Time has a stream of its own, so modelling it never changes what a seed's session says.
+        self.time_rng = random.Random(seed * 7919 + 1)
         self.directory = directory
         self.session_id = f"ses_sim{seed:06d}"
         self.messages: list[dict[str, Any]] = []
@@ -40,21 +51,31 @@ class _Sim:
         self.files += ["README.md", "pyproject.toml", "tests/test_core.py", ".env"]
         self.contents: dict[str, str] = {}
         self.user_id = ""
+        self.last_request_ms: int | None = None
+        self.last_prompt = 0
 
     def next_id(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}_{self.counter:08d}"
 
-    def tick(self, ms: int = 900) -> int:
-        self.clock += self.rng.randint(ms // 3, ms)
+    def tick(self, seconds: tuple[float, float] = TOOL_SECONDS) -> int:
+        """Advance the clock by a random duration in ``seconds``; the new time in ms."""
+        self.clock += int(1000 * self.time_rng.uniform(*seconds))
         return self.clock
+
+    def think(self) -> int:
+        """The user's pause before a new turn: think time, sometimes a long break."""
+        if not self.messages:
+            return self.clock
+        long_break = self.time_rng.random() < BREAK_CHANCE
+        return self.tick(BREAK_SECONDS if long_break else THINK_SECONDS)
 
     def content(self, path: str) -> str:
         if path not in self.contents:
             rng = self.rng
             lines = [
                 "    " * rng.randint(0, 2) + " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 9)))
-                for _ in range(rng.randint(10, 120))
+                for _ in range(rng.randint(80, 400) if self.busy else rng.randint(10, 120))
             ]
             self.contents[path] = "\n".join(lines)
         return self.contents[path]
@@ -72,7 +93,7 @@ class _Sim:
                     "id": mid,
                     "sessionID": self.session_id,
                     "role": "user",
-                    "time": {"created": self.tick()},
+                    "time": {"created": self.think()},
                     "agent": "build",
                     "model": {"providerID": "sim", "modelID": "sim-coder"},
                 },
@@ -86,14 +107,14 @@ class _Sim:
 
     def assistant(self, tools: list[tuple[str, dict[str, Any], str, str | None]], text: str | None) -> None:
         mid = self.next_id("msg")
-        start = self.tick()
+        start = self.tick((0.2, 1.5))
         parts = [self.part(mid, {"type": "step-start"})]
         step_chars = 0
         if text:
             parts.append(self.part(mid, {"type": "text", "text": text}))
             step_chars += len(text)
         for tool, tool_input, output, error in tools:
-            t0 = self.tick(400)
+            t0 = self.tick((0.5, 4.0))
             state: dict[str, Any]
             if error is None:
                 state = {
@@ -102,11 +123,11 @@ class _Sim:
                     "output": output,
                     "title": tool_input.get("filePath", tool),
                     "metadata": {},
-                    "time": {"start": t0, "end": self.tick(300)},
+                    "time": {"start": t0, "end": self.tick()},
                 }
                 step_chars += len(output)
             else:
-                state = {"status": "error", "input": tool_input, "error": error, "time": {"start": t0, "end": self.tick(300)}}
+                state = {"status": "error", "input": tool_input, "error": error, "time": {"start": t0, "end": self.tick()}}
                 step_chars += len(error)
             step_chars += sum(len(str(v)) for v in tool_input.values())
             parts.append(
@@ -114,12 +135,17 @@ class _Sim:
             )
         output_tokens = self.rng.randint(20, 400)
         input_tokens = SIM_PROMPT_OVERHEAD_TOKENS + int(self.prompt_chars / SIM_CHARS_PER_TOKEN)
+        # Like a provider with a 5-minute prompt cache: a warm request reads the previous prompt
+        # from the cache and writes the rest; after a longer pause everything is written again.
+        warm = self.last_request_ms is not None and start - self.last_request_ms <= SIM_CACHE_TTL_SECONDS * 1000
+        read = min(self.last_prompt, input_tokens) if warm else 0
+        self.last_request_ms, self.last_prompt = start, input_tokens
         tokens = {
             "total": input_tokens + output_tokens,
-            "input": input_tokens // 10,
+            "input": 0,
             "output": output_tokens,
             "reasoning": 0,
-            "cache": {"read": input_tokens - input_tokens // 10, "write": 0},
+            "cache": {"read": read, "write": input_tokens - read},
         }
         finish = "tool-calls" if tools else "stop"
         parts.append(self.part(mid, {"type": "step-finish", "reason": finish, "tokens": tokens, "cost": 0}))
@@ -138,7 +164,7 @@ class _Sim:
                     "tokens": tokens,
                     "modelID": "sim-coder",
                     "providerID": "sim",
-                    "time": {"created": start, "completed": self.tick()},
+                    "time": {"created": start, "completed": self.tick(STEP_SECONDS)},
                     "finish": finish,
                 },
                 "parts": parts,
@@ -197,9 +223,15 @@ class _Sim:
         return "task", {"description": "Investigate", "prompt": f"Look into {path}", "subagent_type": "general"}, "The sub-agent found nothing unusual.", None
 
 
-def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY) -> dict[str, Any]:
-    """A session of about ``messages`` messages that looks like real coding work, same for the same seed."""
-    sim = _Sim(seed, directory)
+def generate_session(
+    messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY, busy: bool = False
+) -> dict[str, Any]:
+    """A session of about ``messages`` messages that looks like real coding work, same for the same seed.
+
+    ``busy``: a heavier agent, with several tool calls per step (about 1.2 per message) and
+    files of 80-400 lines, so outputs are long.
+    """
+    sim = _Sim(seed, directory, busy)
     rng = sim.rng
     while len(sim.messages) < messages:
         focus = rng.choice(sim.files[:-1])
@@ -208,7 +240,8 @@ def generate_session(messages: int = 400, seed: int = 1, directory: str = DEFAUL
         for _ in range(steps):
             if len(sim.messages) >= messages - 1:
                 break
-            calls = [sim.random_call(focus) for _ in range(1 if rng.random() < 0.85 else 2)]
+            count = rng.choice((1, 1, 2, 2, 3)) if busy else (1 if rng.random() < 0.85 else 2)
+            calls = [sim.random_call(focus) for _ in range(count)]
             text = "Let me look." if rng.random() < 0.3 else None
             sim.assistant(calls, text)
         if len(sim.messages) < messages:

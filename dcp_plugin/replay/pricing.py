@@ -1,0 +1,189 @@
+"""What each replayed request costs with a prompt cache, with the plugin and without it.
+
+Independent of the plugin's own scheduler: it looks only at what each request sent. A
+request reads from the cache the longest prefix it shares with the previous request, as long
+as the cache is warm (the gap since the previous request is within the pricing's TTL, the
+model is the same, and the history was not replaced by a compaction); the rest is processed
+(and on Anthropic written) again. Token counts are the plugin's estimates (text chars/4, JSON
+chars/2) plus the fixed prompt overhead (system prompt, tool definitions) learned from the
+first provider-reported usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcp_plugin.cost.prices import Pricing
+from dcp_plugin.cost.requests import request_cost
+from dcp_plugin.pipeline.conversation import info_of, parts_of
+
+PatchKey = tuple[int, int, str]
+
+
+def compaction_starts(messages: Sequence[Any]) -> list[int]:
+    """For each request point p (index into ``messages``), where the history sent at p starts.
+
+    OpenCode sends, once a compaction has finished, only the history from the user message
+    that asked for it (it carries a ``compaction`` part) on: its answer is an assistant
+    message with ``summary: true`` whose ``parentID`` is that user message.
+    """
+    starts: list[int] = []
+    asked: dict[str, int] = {}
+    start = 0
+    for index, message in enumerate(messages):
+        starts.append(start)
+        info = info_of(message)
+        if info.get("role") == "user" and any(
+            isinstance(p, dict) and p.get("type") == "compaction" for p in parts_of(message)
+        ):
+            mid = info.get("id")
+            if isinstance(mid, str):
+                asked[mid] = index
+        elif info.get("role") == "assistant" and info.get("summary") is True and info.get("finish"):
+            parent = info.get("parentID")
+            if isinstance(parent, str) and parent in asked:
+                start = asked[parent]
+    starts.append(start)
+    return starts
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """One request as the replay saw it go out."""
+
+    start: int  # first message of the history sent (after a compaction)
+    end: int  # messages[start:end] were sent
+    time_ms: int
+    model_key: tuple[str | None, str | None]
+    pricing: Pricing
+    tokens_without: int  # the messages' estimate without the plugin
+    saved: int  # tokens the plugin's placeholders removed
+    patches: dict[PatchKey, tuple[Any, int]]  # (message, part, field) -> (value, tokens it saves)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCost:
+    """The cache-priced cost of one request, with and without the plugin."""
+
+    cold: bool
+    prompt_without: int
+    prompt_with: int
+    cached_without: int
+    cached_with: int
+    cost_without: float
+    cost_with: float
+    broke_prefix: bool  # a placeholder changed a part the previous request had sent
+    rewritten: int  # tokens processed again because of that
+
+    @property
+    def saved(self) -> float:
+        return self.cost_without - self.cost_with
+
+
+@dataclass
+class CostTotals:
+    """Sums over a replay."""
+
+    requests: int = 0
+    cold: int = 0
+    cost_without: float = 0.0
+    cost_with: float = 0.0
+    cached_without: int = 0
+    cached_with: int = 0
+    written_without: int = 0
+    written_with: int = 0
+    prefix_breaks: int = 0
+    rewritten: int = 0
+    per_request: list[RequestCost] = field(default_factory=list)
+
+    def add(self, cost: RequestCost) -> None:
+        self.requests += 1
+        self.cold += cost.cold
+        self.cost_without += cost.cost_without
+        self.cost_with += cost.cost_with
+        self.cached_without += cost.cached_without
+        self.cached_with += cost.cached_with
+        self.written_without += cost.prompt_without - cost.cached_without
+        self.written_with += cost.prompt_with - cost.cached_with
+        self.prefix_breaks += cost.broke_prefix
+        self.rewritten += cost.rewritten
+        self.per_request.append(cost)
+
+    @property
+    def net_saved(self) -> float:
+        return self.cost_without - self.cost_with
+
+    @property
+    def net_percent(self) -> float:
+        return 100 * self.net_saved / self.cost_without if self.cost_without else 0.0
+
+
+class CacheAccountant:
+    """Prices a sequence of sent requests: keeps the previous one to find the shared prefix."""
+
+    def __init__(self, message_tokens: Sequence[int], overhead: int = 0) -> None:
+        self._prefix = [0]
+        for tokens in message_tokens:
+            self._prefix.append(self._prefix[-1] + tokens)
+        self.overhead = overhead
+        self._previous: SentRequest | None = None
+        self.totals = CostTotals()
+
+    def tokens(self, start: int, end: int) -> int:
+        """The messages' estimate of ``messages[start:end]`` without the plugin."""
+        return self._prefix[end] - self._prefix[start]
+
+    def add(self, request: SentRequest) -> RequestCost:
+        """Price one request after the previous one."""
+        previous = self._previous
+        pricing = request.pricing
+        prompt_without = self.overhead + request.tokens_without
+        prompt_with = prompt_without - request.saved
+        cold = (
+            previous is None
+            or not pricing.caches
+            or request.start != previous.start
+            or request.model_key != previous.model_key
+            or request.time_ms - previous.time_ms > pricing.ttl_seconds * 1000
+        )
+        broke, rewritten = False, 0
+        if cold or previous is None:
+            cached_without = cached_with = 0
+        else:
+            cached_without = self.overhead + previous.tokens_without
+            changed = _first_change(previous.patches, request.patches)
+            previous_with = self.overhead + previous.tokens_without - previous.saved
+            if changed is None or changed >= previous.end:
+                cached_with = previous_with
+            else:
+                saved_before = sum(t for (m, _, _), (_, t) in previous.patches.items() if m < changed)
+                cached_with = self.overhead + self.tokens(request.start, changed) - saved_before
+                broke, rewritten = True, previous_with - cached_with
+        cost = RequestCost(
+            cold,
+            prompt_without,
+            prompt_with,
+            cached_without,
+            cached_with,
+            request_cost(prompt_without, cached_without, pricing),
+            request_cost(prompt_with, cached_with, pricing),
+            broke,
+            rewritten,
+        )
+        self.totals.add(cost)
+        self._previous = request
+        return cost
+
+
+def _first_change(before: dict[PatchKey, tuple[Any, int]], after: dict[PatchKey, tuple[Any, int]]) -> int | None:
+    """The first message whose sent content differs between two requests' patches, None when none does."""
+    first: int | None = None
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if old is not None and new is not None and old[0] == new[0]:
+            continue
+        if first is None or key[0] < first:
+            first = key[0]
+    return first
