@@ -406,7 +406,7 @@ class Runtime:
                 state.config.sweep_protected(),
                 state.protector,
                 state.directory,
-                state.config.strategies.section(DEDUPLICATION).ignore_fields,
+                state.config.strategy_section(DEDUPLICATION).ignore_fields,
             )
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             applied = state.take_new_applied()

@@ -82,6 +82,7 @@ class SessionState:
         self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
         self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
         self._open_end = -1  # messages of the latest update's own request, not known to be answered yet
+        self._user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there
         self._timeline = 0  # messages read for request points, times and models
         self._time_ms = 0  # newest timestamp among them
         self._model: ModelRef | None = None  # newest model they name
@@ -105,6 +106,7 @@ class SessionState:
         self._young = []
         self._young_order = itertools.count()
         self._open_end = -1
+        self._user_saved = 0
         self._timeline = 0
         self._time_ms = 0
         self._model = None
@@ -231,7 +233,7 @@ class SessionState:
             )
             reason = self.manual.get(record.call_id)
             if reason is not None:
-                decision = self._decide(messages, record, reason, sweep_edit(state))
+                decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
                 if decision is not None and decision.applied_at is None:
                     self._force([decision])
             for name, strategy in self.strategies:
@@ -260,7 +262,9 @@ class SessionState:
         scheduler writes placeholders.
         """
         scheduler = self.scheduler
-        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead
+        # What a user swept does not count: a restart re-applies sweeps from the start, where they
+        # would otherwise have relieved the pressure earlier than they did the first time.
+        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self._user_saved
 
     def _ladder(self) -> Thresholds:
         """The budget ladder of the model the current request goes to (remembered per model)."""
@@ -287,7 +291,9 @@ class SessionState:
             _, _, _, record, name, edit = heapq.heappop(young)
             self._decide(messages, record, name, edit)
 
-    def _decide(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> Decision | None:
+    def _decide(
+        self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
+    ) -> Decision | None:
         state = self.ledger.state_of(messages, record)
         if state is None:
             return None
@@ -307,6 +313,8 @@ class SessionState:
             if decision.cuts == current.cuts:
                 return None
             self._supersede(current, decision)
+        if by_user:
+            self._user_saved += decision.tokens_saved - (current.tokens_saved if current is not None else 0)
         if decision.field == "output":
             record.output_decision = decision
         else:
@@ -356,7 +364,7 @@ class SessionState:
             state = self.ledger.state_of(messages, record)
             if state is None:
                 continue
-            decision = self._decide(messages, record, reason, sweep_edit(state))
+            decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
             if decision is not None:
                 done.append(decision)
         self._force([d for d in done if d.applied_at is None])
