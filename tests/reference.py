@@ -22,7 +22,13 @@ from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PATH_KEYS, PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.protection import (
+    HARDCODED_PROTECTED_TOOLS,
+    PATH_KEYS,
+    PathProtector,
+    absolute_path,
+    extract_paths,
+)
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
 from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage, tokens_removed
 
@@ -149,7 +155,9 @@ def _collect(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return calls
 
 
-def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, directory: str) -> dict[tuple[str, str], str]:
+def reference_decisions(
+    messages: list[dict[str, Any]], config: DcpConfig, directory: str
+) -> dict[tuple[str, str], str]:
     """(call id, field) -> strategy, computed by looking at the history from scratch at every request.
 
     A field is listed only when its placeholder removes at least one estimated token.
@@ -211,8 +219,12 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
         elif kind == "replace":
             output = call["output"]
             if (
-                not completed(call) or "output" not in state or call["compacted"] or output is None
-                or _chars(output) <= len(arg) or (isinstance(output, str) and output.startswith("[dcp:"))
+                not completed(call)
+                or "output" not in state
+                or call["compacted"]
+                or output is None
+                or _chars(output) <= len(arg)
+                or (isinstance(output, str) and output.startswith("[dcp:"))
             ):
                 return
             value = arg
@@ -272,10 +284,19 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
             shown = _lines_shown(new)
             for c in earlier:
                 content = c["input"].get("content") if isinstance(c["input"], dict) else None
-                lines = max(1, content.count("\n") + (0 if content.endswith("\n") or not content else 1)) if isinstance(content, str) else 1
+                lines = (
+                    max(1, content.count("\n") + (0 if content.endswith("\n") or not content else 1))
+                    if isinstance(content, str)
+                    else 1
+                )
                 if (
-                    completed(c) and c["tool"] == "write" and path_of(c) == path and not path_protected(c)
-                    and shown is not None and shown[0] == 1 and shown[1] >= lines
+                    completed(c)
+                    and c["tool"] == "write"
+                    and path_of(c) == path
+                    and not path_protected(c)
+                    and shown is not None
+                    and shown[0] == 1
+                    and shown[1] >= lines
                 ):
                     out.append((c["id"], "supersedeWrites", "shrink", (SUPERSEDED_PLACEHOLDER, PATH_KEYS)))
         if s.stale_diagnostics.enabled:
@@ -328,8 +349,11 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
             protected = HARDCODED_PROTECTED_TOOLS | set(s.purge_errors.protected_tools)
             for c in seen:
                 if (
-                    c["status"] == "error" and c["tool"] not in protected and not path_protected(c)
-                    and run.turn - c["turn"] >= s.purge_errors.turns and c["id"] not in purged
+                    c["status"] == "error"
+                    and c["tool"] not in protected
+                    and not path_protected(c)
+                    and run.turn - c["turn"] >= s.purge_errors.turns
+                    and c["id"] not in purged
                 ):
                     purged.add(c["id"])  # proposed once, like the incremental index
                     gate(c["id"], "purgeErrors", "shrink", (FAILED_INPUT_PLACEHOLDER, ()))
@@ -338,15 +362,23 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
             thresholds = compute_thresholds(window)
             trigger = mask.trigger
             limit = (
-                getattr(thresholds, trigger) if isinstance(trigger, str)
-                else int(trigger * thresholds.window) if isinstance(trigger, float) else trigger
+                getattr(thresholds, trigger)
+                if isinstance(trigger, str)
+                else int(trigger * thresholds.window)
+                if isinstance(trigger, float)
+                else trigger
             )
             stored = sum(estimate_message_tokens(m) for m in messages[:end])
             context = overhead + stored - sum(o.saved for o in run.owners.values())
             candidates = [
-                c for c in seen
-                if completed(c) and c["tool"] not in mask_protected and not path_protected(c)
-                and c["output"] not in (None, "") and not c["compacted"] and c["id"] not in masked
+                c
+                for c in seen
+                if completed(c)
+                and c["tool"] not in mask_protected
+                and not path_protected(c)
+                and c["output"] not in (None, "")
+                and not c["compacted"]
+                and c["id"] not in masked
             ]
             total = sum(-(-_chars(c["output"]) // 2) for c in candidates)
             if context >= limit:

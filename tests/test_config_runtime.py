@@ -32,7 +32,11 @@ def write(path: Path, text: str) -> None:
 
 def test_valid_keys_apply_while_a_bad_key_is_reported(tmp_path: Path) -> None:
     config_file = tmp_path / ".opencode" / "dcp.jsonc"
-    write(config_file, '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false}, "purgeErrors": {"turns": 0}}}')
+    write(
+        config_file,
+        '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false},'
+        ' "purgeErrors": {"turns": 0}}}',
+    )
     messages: list[str] = []
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, text: messages.append(text)))
     original = [p["state"]["output"] for p in tool_parts(two_identical_reads())]
@@ -43,7 +47,11 @@ def test_valid_keys_apply_while_a_bad_key_is_reported(tmp_path: Path) -> None:
 def test_config_change_takes_effect_on_the_next_request(tmp_path: Path) -> None:
     config_file = tmp_path / ".opencode" / "dcp.jsonc"
     # Both strategies that prune an older identical read are off, then deduplication comes back.
-    write(config_file, '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false}}, "cache": {"scheduler": false}}')
+    write(
+        config_file,
+        '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false}},'
+        ' "cache": {"scheduler": false}}',
+    )
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, _t: None))
     session = two_identical_reads()
     original = [p["state"]["output"] for p in tool_parts(session)]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from reference import reference_decisions
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
@@ -212,7 +212,8 @@ def test_only_pruned_fields_change(messages, config):
             if fields is None:
                 assert p1 == p0
             else:
-                assert {k: v for k, v in p1["state"].items() if k not in fields} == {k: v for k, v in p0["state"].items() if k not in fields}
+                kept_before = {k: v for k, v in p0["state"].items() if k not in fields}
+                assert {k: v for k, v in p1["state"].items() if k not in fields} == kept_before
                 assert {k: v for k, v in p1.items() if k != "state"} == {k: v for k, v in p0.items() if k != "state"}
 
 

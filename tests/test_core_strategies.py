@@ -121,7 +121,8 @@ def test_supersede_matches_relative_write_and_absolute_read(prune):
 
 def written_then_read(read_input, content=BIG, output=BIG):
     """A write of /p/a.py (BIG has 50 lines) and a later read of it."""
-    return [user(), call("write", {"filePath": "/p/a.py", "content": content}), call("read", {"filePath": "/p/a.py", **read_input}, output=output)]
+    write = call("write", {"filePath": "/p/a.py", "content": content})
+    return [user(), write, call("read", {"filePath": "/p/a.py", **read_input}, output=output)]
 
 
 def content_after(prune, msgs):
@@ -175,7 +176,11 @@ def test_dedup_ignores_the_bash_description(prune):
 
 
 def test_dedup_still_tells_different_commands_apart(prune):
-    msgs = [user(), call("bash", {"command": "pytest -q", "description": "x"}, output=BIG), call("bash", {"command": "pytest", "description": "x"}, output=BIG)]
+    msgs = [
+        user(),
+        call("bash", {"command": "pytest -q", "description": "x"}, output=BIG),
+        call("bash", {"command": "pytest", "description": "x"}, output=BIG),
+    ]
     assert outputs(prune(msgs)) == [BIG, BIG]
 
 

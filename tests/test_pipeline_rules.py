@@ -106,7 +106,9 @@ def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None
     assert out[3]["parts"][0]["state"]["output"] == BIG
 
 
-def _timed(messages: list[dict[str, Any]], gaps_s: list[int], after: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+def _timed(
+    messages: list[dict[str, Any]], gaps_s: list[int], after: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     clock = after[-1]["info"]["time"]["created"] if after else 1_790_000_000_000
     for message, gap in zip(messages, gaps_s, strict=True):
         clock += gap * 1000
@@ -116,13 +118,14 @@ def _timed(messages: list[dict[str, Any]], gaps_s: list[int], after: Sequence[di
 
 def test_an_applied_cut_stays_written_until_the_cut_that_grows_it_is_written() -> None:
     a, b = f"{PROJECT}/a.py", f"{PROJECT}/b.py"
-    blocks = diagnostics(a, "ERROR [1:1] first problem in a") + diagnostics(b, "ERROR [2:2] a problem in b", header="other files")
+    blocks = diagnostics(a, "ERROR [1:1] first problem in a")
+    blocks += diagnostics(b, "ERROR [2:2] a problem in b", header="other files")
     write = call("write", {"filePath": a, "content": "x = 1\n"}, output="Wrote file successfully." + blocks)
     big = call("read", {"filePath": f"{PROJECT}/big.txt"}, output="y" * 40_000)  # makes rewriting the prefix costly
     edit_a = call("edit", {"filePath": a, "oldString": "x", "newString": "z"}, output="Edit applied successfully.")
     edit_b = call("edit", {"filePath": b, "oldString": "x", "newString": "z"}, output="Edit applied successfully.")
     messages = _timed(
-        [user(), write, big, user(), edit_a, user(), edit_b, user(), assistant(tool_part("bash", {"command": "ls"}, output="ok"))],
+        [user(), write, big, user(), edit_a, user(), edit_b, user(), call("bash", {"command": "ls"}, output="ok")],
         [0, 1, 1, 1, 1, 600, 1, 1, 1],
     )
     state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
@@ -142,7 +145,8 @@ def test_an_applied_cut_stays_written_until_the_cut_that_grows_it_is_written() -
 
 def test_an_output_that_already_is_a_placeholder_is_never_replaced_by_another() -> None:
     long_placeholder = "[dcp: output removed earlier by a rule with a rather long explanation] " + "." * 200
-    messages = [user(), call("read", {"filePath": "/p/a.py"}, output=long_placeholder), call("read", {"filePath": "/p/a.py"}, output=BIG)]
+    older = call("read", {"filePath": "/p/a.py"}, output=long_placeholder)
+    messages = [user(), older, call("read", {"filePath": "/p/a.py"}, output=BIG)]
     out, runtime = run(messages)
     assert out[1]["parts"][0]["state"]["output"] == long_placeholder
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]

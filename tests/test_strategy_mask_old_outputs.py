@@ -48,12 +48,22 @@ def test_below_the_trigger_nothing_is_masked():
 
 def test_above_the_trigger_outputs_older_than_the_newest_kept_tokens_are_masked():
     # 6,000 tokens of outputs, 2,500 kept: the newest two fit, the third crosses the limit and stays too.
-    assert outputs(six_reads(), mask(keep_tokens=2500)) == [masked("f1.py"), masked("f2.py"), masked("f3.py"), KB, KB, KB]
+    assert outputs(six_reads(), mask(keep_tokens=2500)) == [
+        masked("f1.py"),
+        masked("f2.py"),
+        masked("f3.py"),
+        KB,
+        KB,
+        KB,
+    ]
 
 
 def test_the_placeholder_names_the_tool_its_argument_and_the_size_removed():
     messages = [user(), read("app.py", "y" * 3680), read("b.py"), answer()]
-    assert outputs(messages, mask(keep_tokens=1))[0] == "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]"
+    assert (
+        outputs(messages, mask(keep_tokens=1))[0]
+        == "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]"
+    )
 
 
 def test_outputs_of_the_last_keep_turns_stay():

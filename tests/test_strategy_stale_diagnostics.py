@@ -15,8 +15,8 @@ A = f"{PROJECT}/src/a.py"
 B = f"{PROJECT}/src/b.py"
 WROTE = "Wrote file successfully."
 EDITED = "Edit applied successfully."
-A_ERRORS = diagnostics(A, "ERROR [3:1] \"x\" is not defined", "ERROR [9:5] Expected indented block")
-B_ERRORS = diagnostics(B, "ERROR [1:8] Import \"nope\" could not be resolved", header="other files")
+A_ERRORS = diagnostics(A, 'ERROR [3:1] "x" is not defined', "ERROR [9:5] Expected indented block")
+B_ERRORS = diagnostics(B, 'ERROR [1:8] Import "nope" could not be resolved', header="other files")
 
 
 def write(path: str, output: str) -> dict[str, Any]:
@@ -86,22 +86,30 @@ def test_a_later_cut_replaces_the_earlier_decision_with_both_cuts():
 
 
 def test_apply_patch_blocks_and_its_report_of_a_clean_file_count_too():
-    patch = f"*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch"
+    patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch"
     header = diagnostics(A, "ERROR [2:1] bad", header="src/a.py, please fix")
-    first = call("apply_patch", {"patchText": patch}, output="Success. Updated the following files:\nM src/a.py" + header)
-    second = call("apply_patch", {"patchText": patch.replace("+y", "+z")}, output="Success. Updated the following files:\nM src/a.py")
-    assert outputs([user(), first, user(), second])[0] == "Success. Updated the following files:\nM src/a.py" + cut(header, "src/a.py")
+    first = call(
+        "apply_patch", {"patchText": patch}, output="Success. Updated the following files:\nM src/a.py" + header
+    )
+    second = call(
+        "apply_patch",
+        {"patchText": patch.replace("+y", "+z")},
+        output="Success. Updated the following files:\nM src/a.py",
+    )
+    assert outputs([user(), first, user(), second])[0] == "Success. Updated the following files:\nM src/a.py" + cut(
+        header, "src/a.py"
+    )
 
 
 def test_blocks_in_any_other_tool_output_are_cut_without_a_header():
-    block = f"<diagnostics file=\"{A}\">\nERROR [3:1] \"x\" is not defined\nERROR [4:1] \"y\" is not defined\n</diagnostics>"
+    block = f'<diagnostics file="{A}">\nERROR [3:1] "x" is not defined\nERROR [4:1] "y" is not defined\n</diagnostics>'
     first = call("lsp_check", {"path": A}, output="checked\n" + block)
     msgs = [user(), first, user(), edit(A, EDITED + A_ERRORS)]
     assert outputs(msgs)[0] == "checked\n" + placeholder("src/a.py")
 
 
 def test_a_block_shorter_than_its_placeholder_stays():
-    tiny = "<diagnostics file=\"/x\">\nE\n</diagnostics>"
+    tiny = '<diagnostics file="/x">\nE\n</diagnostics>'
     msgs = [user(), call("check", {"path": "/x"}, output="ok " * 40 + tiny), user(), edit("/x", EDITED)]
     assert outputs(msgs)[0] == "ok " * 40 + tiny
 

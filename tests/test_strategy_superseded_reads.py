@@ -19,7 +19,10 @@ def read(path: str = A, **ranges: int) -> dict:
 
 
 def outputs(prune, *messages, **config) -> list:
-    return [p["state"].get("output") for p in tool_parts(prune([user(), *messages], make_config(strategies={**ALONE, **config})))]
+    return [
+        p["state"].get("output")
+        for p in tool_parts(prune([user(), *messages], make_config(strategies={**ALONE, **config})))
+    ]
 
 
 def test_a_newer_full_read_supersedes_an_older_full_read(prune):
@@ -43,7 +46,11 @@ def test_a_newer_range_that_misses_part_of_the_older_one_keeps_it(prune):
 
 
 def test_a_newer_read_the_host_capped_supersedes_nothing(prune):
-    capped = call("read", {"filePath": A}, output=TEXT[:200] + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)")
+    capped = call(
+        "read",
+        {"filePath": A},
+        output=TEXT[:200] + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)",
+    )
     assert outputs(prune, read(), capped)[0] == TEXT
 
 

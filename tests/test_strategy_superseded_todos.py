@@ -27,7 +27,10 @@ def outputs(prune, *messages, config=None) -> list:
 
 
 def test_an_older_list_goes_once_a_newer_one_is_written(prune):
-    first, second = todowrite("read the parser", "fix the bug"), todowrite("read the parser", "fix the bug", "add a test")
+    first, second = (
+        todowrite("read the parser", "fix the bug"),
+        todowrite("read the parser", "fix the bug", "add a test"),
+    )
     assert outputs(prune, first, second) == [placeholder(), second["parts"][0]["state"]["output"]]
 
 
@@ -41,7 +44,10 @@ def test_the_newest_list_and_a_read_of_it_stay(prune):
 
 
 def test_a_read_of_an_older_list_goes_too(prune):
-    assert outputs(prune, todoread("fix the bug", "look around"), todowrite("fix the bug", "add a test"))[0] == placeholder()
+    assert (
+        outputs(prune, todoread("fix the bug", "look around"), todowrite("fix the bug", "add a test"))[0]
+        == placeholder()
+    )
 
 
 def test_a_failed_todowrite_replaces_nothing(prune):

@@ -125,7 +125,11 @@ def run(args: argparse.Namespace) -> int:
         if by_strategy:
             data["by_strategy"] = [c.to_dict() for c in shares]
         if compared is not None:
-            data["compare"] = {"config": str(args.compare), **compared.to_dict(), "by_strategy": [c.to_dict() for c in other_shares]}
+            data["compare"] = {
+                "config": str(args.compare),
+                **compared.to_dict(),
+                "by_strategy": [c.to_dict() for c in other_shares],
+            }
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
@@ -254,9 +258,8 @@ def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, ot
 def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Contribution]]]) -> None:
     """What each strategy buys: the tokens and net cost the session loses when it alone is turned off."""
     console = Console()
-    table = Table(
-        title=f"What each strategy buys: the session replayed without it ({report.pricing} pricing)", title_justify="left"
-    )
+    title = f"What each strategy buys: the session replayed without it ({report.pricing} pricing)"
+    table = Table(title=title, title_justify="left")
     table.add_column("strategy")
     for name, _ in columns:
         table.add_column(f"tokens saved\n{name}", justify="right")

@@ -254,7 +254,12 @@ def _form(node: dict[str, Any]) -> str:
         return "one of " + ", ".join(show_value(v) for v in node["enum"])
     bounds = [
         f"{word} {node[key]}"
-        for key, word in (("minimum", "at least"), ("exclusiveMinimum", "above"), ("maximum", "at most"), ("exclusiveMaximum", "below"))
+        for key, word in (
+            ("minimum", "at least"),
+            ("exclusiveMinimum", "above"),
+            ("maximum", "at most"),
+            ("exclusiveMaximum", "below"),
+        )
         if key in node
     ]
     kind = _TYPE_NAMES.get(str(node.get("type")), str(node.get("type")))

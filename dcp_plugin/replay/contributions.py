@@ -56,5 +56,7 @@ def contributions(full: ReplayReport, config: DcpConfig, run: Replay) -> list[Co
     out = []
     for name in enabled_strategies(config):
         rest = run(without(config, name), f"replaying without {name}")
-        out.append(Contribution(name, tokens_saved(full) - tokens_saved(rest), full.costs.net_saved - rest.costs.net_saved))
+        out.append(
+            Contribution(name, tokens_saved(full) - tokens_saved(rest), full.costs.net_saved - rest.costs.net_saved)
+        )
     return out

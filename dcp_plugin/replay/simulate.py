@@ -44,7 +44,8 @@ _USER_ASKS = (
 
 
 def _diagnostics_block(file: str, header: str, errors: list[str]) -> str:
-    return f'\n\nLSP errors detected in {header}:\n<diagnostics file="{file}">\n' + "\n".join(errors) + "\n</diagnostics>"
+    lines = "\n".join(errors)
+    return f'\n\nLSP errors detected in {header}:\n<diagnostics file="{file}">\n{lines}\n</diagnostics>'
 
 
 class _Sim:
@@ -199,10 +200,11 @@ class _Sim:
         rng = self.lsp_rng
         target = self.abs(path.removeprefix("./"))
         if rng.random() < 0.35:
-            self.errors[target] = [
-                f"ERROR [{rng.randint(1, 120)}:{rng.randint(1, 40)}] {rng.choice(_DIAGNOSTICS).format(rng.choice(_WORDS))}"
-                for _ in range(rng.randint(1, 4))
-            ]
+            errors = []
+            for _ in range(rng.randint(1, 4)):
+                line, column = rng.randint(1, 120), rng.randint(1, 40)
+                errors.append(f"ERROR [{line}:{column}] " + rng.choice(_DIAGNOSTICS).format(rng.choice(_WORDS)))
+            self.errors[target] = errors
         else:
             self.errors.pop(target, None)
         text = ""
@@ -244,7 +246,8 @@ class _Sim:
                 return "edit", {"filePath": self.abs(path), "oldString": old + "x", "newString": new}, "", "oldString not found in content"
             self.contents[path] = self.content(path).replace(old, new, 1)
             edited = "Edit applied successfully." + (self.diagnose(path, False) if self.lsp else "")
-            return "edit", {"filePath": self.abs(path), "oldString": old, "newString": new, "replaceAll": None}, edited, None
+            edit = {"filePath": self.abs(path), "oldString": old, "newString": new, "replaceAll": None}
+            return "edit", edit, edited, None
         if roll < 0.66:
             self.contents[path] = self.content(path) + "\n" + " ".join(rng.choice(_WORDS) for _ in range(8))
             target = path if rng.random() < 0.5 else "./" + path
@@ -260,7 +263,8 @@ class _Sim:
             command = rng.choice(["pytest -q", "pytest -q tests/test_core.py", "ruff check .", "git status", "python -m build"])
             if rng.random() < 0.3:
                 log = "\n".join(f"E   {rng.choice(_WORDS)} {rng.choice(_WORDS)} failed" for _ in range(rng.randint(5, 60)))
-                return "bash", {"command": command, "description": self.description("Run checks"), "timeout": None}, "", f"Command failed with exit code 1\n{log}"
+                failed = {"command": command, "description": self.description("Run checks"), "timeout": None}
+                return "bash", failed, "", f"Command failed with exit code 1\n{log}"
             out = "\n".join(f"{rng.choice(_WORDS)} ok" for _ in range(rng.randint(3, 80)))
             return "bash", {"command": command, "description": self.description("Run checks")}, out, None
         if roll < 0.90:

@@ -68,7 +68,12 @@ def main() -> int:
         method = message.get("method")
         params = message.get("params") or {}
         if method == "initialize":
-            send({"id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}, "serverInfo": {"name": "fake-lsp"}}})
+            send(
+                {
+                    "id": message["id"],
+                    "result": {"capabilities": {"textDocumentSync": 1}, "serverInfo": {"name": "fake-lsp"}},
+                }
+            )
         elif method == "shutdown":
             send({"id": message["id"], "result": None})
         elif method == "exit":
@@ -83,7 +88,12 @@ def main() -> int:
                     documents[uri] = change.get("text", documents.get(uri, ""))
             elif isinstance(params.get("text"), str):
                 documents[uri] = params["text"]
-            send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": diagnostics(documents.get(uri, ""))}})
+            send(
+                {
+                    "method": "textDocument/publishDiagnostics",
+                    "params": {"uri": uri, "diagnostics": diagnostics(documents.get(uri, ""))},
+                }
+            )
         elif "id" in message and method is not None:
             send({"id": message["id"], "result": None})  # any other request: an empty answer
 

@@ -257,7 +257,8 @@ class OpencodeProject:
 def install_plugin(project: Path) -> subprocess.CompletedProcess[str]:
     """`dcp opencode install` into the project, pinned to the interpreter running the tests (this checkout)."""
     return subprocess.run(
-        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "install", "--project", str(project), "--python", sys.executable],
+        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "install"]
+        + ["--project", str(project), "--python", sys.executable],
         capture_output=True,
         text=True,
         timeout=120,

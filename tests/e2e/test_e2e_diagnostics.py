@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from dcp_plugin.pipeline.strategies.stale_diagnostics import placeholder
 from fake_provider import Text, ToolCall
 from opencode_harness import export_tool_parts, install_plugin, results_by_call
+
+from dcp_plugin.pipeline.strategies.stale_diagnostics import placeholder
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ A_GONE = "\n\n" + placeholder("src/a.py")
 def block(file: str, header: str, *lines: str) -> str:
     """A block exactly as OpenCode 1.18 formats it."""
     body = "\n".join(lines)
-    return f"\n\nLSP errors detected in {header}:\n<diagnostics file=\"{file}\">\n{body}\n</diagnostics>"
+    return f'\n\nLSP errors detected in {header}:\n<diagnostics file="{file}">\n{body}\n</diagnostics>'
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,9 @@ def session(module_scenario_factory) -> dict[str, Any]:
     run = sc.opencode.run(["write", "a.py", "and", "b.py,", "then", "fix", "a.py"], timeout=180)
     assert run.returncode == 0, run.stderr[-3000:]
     agent = [r for r in sc.provider.requests if r.get("tools")]
-    a_errors = block(a, "this file, please fix", "ERROR [2:5] marked line 2 is an error", "ERROR [4:5] marked line 4 is an error")
+    a_errors = block(
+        a, "this file, please fix", "ERROR [2:5] marked line 2 is an error", "ERROR [4:5] marked line 4 is an error"
+    )
     a_others = block(a, "other files", "ERROR [2:5] marked line 2 is an error", "ERROR [4:5] marked line 4 is an error")
     b_errors = block(b, "this file, please fix", "ERROR [1:8] marked line 1 is an error")
     return {

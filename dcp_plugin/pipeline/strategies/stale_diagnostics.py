@@ -36,7 +36,8 @@ WRITE_TOOLS: frozenset[str] = frozenset({"write", "edit", "apply_patch", "multie
 BLOCK_START = '<diagnostics file="'
 # A block, with the header line before it when there is one (cut together with it).
 _BLOCK = re.compile(
-    r'(?P<header>\n\nLSP errors detected in [^\n]*:\n)?<diagnostics file="(?P<file>[^"\n]*)">\n(?:.*?\n)?</diagnostics>',
+    r"(?P<header>\n\nLSP errors detected in [^\n]*:\n)?"
+    r'<diagnostics file="(?P<file>[^"\n]*)">\n(?:.*?\n)?</diagnostics>',
     re.DOTALL,
 )
 

@@ -47,7 +47,9 @@ class SupersedeWrites(ObserveOnly):
                 return ()
             covered = [w for w, lines in waiting if w.seq < record.seq and lines <= shown[1]]
             if covered:
-                self._waiting[path] = [(w, lines) for w, lines in waiting if not (w.seq < record.seq and lines <= shown[1])]
+                self._waiting[path] = [
+                    (w, lines) for w, lines in waiting if not (w.seq < record.seq and lines <= shown[1])
+                ]
             return [(w, EDIT) for w in covered]
         if record.tool in WRITE_TOOLS and not call.protected:
             content = call.input.get("content") if isinstance(call.input, dict) else None

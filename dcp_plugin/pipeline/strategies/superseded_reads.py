@@ -1,4 +1,4 @@
-"""Superseded reads: an older read's output goes once a newer read shows the same lines, or a newer write replaced the file."""
+"""Superseded reads: an older read's output goes once a newer read shows its lines or a write replaced the file."""
 
 from __future__ import annotations
 
