@@ -14,14 +14,17 @@ from dcp_plugin.replay.engine import request_points
 Verdict = tuple[str, str, Any]
 
 
-def decision_map(decisions: Iterable[Decision]) -> dict[str, Verdict]:
-    """call id -> (strategy, replaced field, placeholder value) of every decision in force."""
-    return {d.call_id: (d.strategy, d.field, d.value) for d in decisions}
+Target = tuple[str, str]  # (call id, field)
 
 
-def reasons(decisions: dict[str, Verdict]) -> dict[str, str]:
-    """call id -> reason, the shape of the reference implementation's answer."""
-    return {call_id: d[0] for call_id, d in decisions.items()}
+def decision_map(decisions: Iterable[Decision]) -> dict[Target, Verdict]:
+    """(call id, field) -> (strategy, replaced field, placeholder value) of every decision given, later ones winning."""
+    return {(d.call_id, d.field): (d.strategy, d.field, d.value) for d in decisions}
+
+
+def reasons(decisions: dict[Target, Verdict]) -> dict[Target, str]:
+    """(call id, field) -> reason, the shape of the reference implementation's answer."""
+    return {target: d[0] for target, d in decisions.items()}
 
 
 def from_scratch(messages: list[dict[str, Any]], directory: str, config: DcpConfig) -> SessionState:
@@ -33,7 +36,7 @@ def from_scratch(messages: list[dict[str, Any]], directory: str, config: DcpConf
 
 def incremental(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, start: int = 1
-) -> dict[str, Verdict]:
+) -> dict[Target, Verdict]:
     """Decisions after one request per model request of the history (one before each assistant
     message, then the whole list), through the hook, from ``start`` messages on."""
     host = BenchHost(messages, directory, config, "bench-incremental")

@@ -90,3 +90,9 @@ def run_bounded(code: str, seconds: float = 60) -> str:
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=seconds, check=True
     )
     return result.stdout.strip()
+
+
+def diagnostics(file: str, *errors: str, header: str = "this file, please fix") -> str:
+    """A diagnostics block as OpenCode 1.18 appends it to a write, edit or apply_patch result."""
+    lines = "\n".join(errors)
+    return f"\n\nLSP errors detected in {header}:\n<diagnostics file=\"{file}\">\n{lines}\n</diagnostics>"

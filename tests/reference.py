@@ -1,19 +1,47 @@
-"""A deliberately naive, from-scratch implementation of the strategy semantics, for comparison."""
+"""A deliberately naive, from-scratch implementation of the strategy semantics, for comparison.
+
+It re-derives every rule from the whole history at each request of the implied request
+history (one before each assistant message, then the final one), with no incremental index:
+who claims a field first follows the conversation (the call whose arrival made another one
+obsolete), strategies in registry order for the same arrival; a cut gives way to a whole
+replacement and later cuts join earlier ones; calls younger than turn protection allows wait
+for it; `maskOldOutputs` acts at answered requests whose context (every decision so far
+counted) reached its trigger.
+"""
 
 from __future__ import annotations
 
+import heapq
 import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
+from dcp_plugin.budget.limits import resolve_context_limit
+from dcp_plugin.budget.thresholds import compute_thresholds
+from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.ids import SHORT, short_id
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PATH_KEYS, PathProtector, absolute_path, extract_paths
+from dcp_plugin.pipeline.protection import (
+    HARDCODED_PROTECTED_TOOLS,
+    PATH_KEYS,
+    PathProtector,
+    absolute_path,
+    extract_paths,
+)
+from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage, tokens_removed
 
-
-def _tokens(value: Any) -> int:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return -(-len(text) // 2)
+ORDER = (
+    "deduplication",
+    "supersedeWrites",
+    "purgeErrors",
+    "staleDiagnostics",
+    "supersededReads",
+    "supersededTodos",
+    "maskOldOutputs",
+)
 
 
 def _shrunk(value: Any, placeholder: str, keep: tuple[str, ...] = (), top: bool = True) -> Any:
@@ -27,19 +55,9 @@ def _shrunk(value: Any, placeholder: str, keep: tuple[str, ...] = (), top: bool 
 
 
 def _named(placeholder: str, ident: str) -> str:
-    """The placeholder as written for the call with this id: the id before its closing bracket."""
-    return placeholder[:-1] + f" (id {ident})]"
-
-
-def _output_shrinks(call: dict[str, Any]) -> bool:
-    output = call["output"]
-    return output is not None and not call["compacted"] and _tokens(output) > _tokens(_named(DUPLICATE_PLACEHOLDER, call["ident"]))
-
-
-def _input_shrinks(call: dict[str, Any], placeholder: str, keep: tuple[str, ...] = ()) -> bool:
-    tool_input = call["input"]
-    shrunk = _shrunk(tool_input, _named(placeholder, call["ident"]), keep)
-    return isinstance(tool_input, dict) and _tokens(tool_input) > _tokens(shrunk)
+    """The placeholder as written for the call with this id: the id before its first closing bracket."""
+    end = placeholder.index("]")
+    return placeholder[:end] + f" (id {ident})" + placeholder[end:]
 
 
 def _idents(call_ids: list[str]) -> list[str]:
@@ -63,11 +81,68 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, directory: str) -> dict[str, str]:
-    """call id -> strategy, computed by looking at the whole history at once.
+def _chars(value: Any) -> int:
+    return len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
-    A call is listed only when its placeholder removes at least one estimated token.
-    """
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _lines_asked(tool_input: Any) -> tuple[int, int] | None:
+    """OpenCode's read: offset is the 1-based first line (missing or 0: line 1), limit defaults to 2,000."""
+    if not isinstance(tool_input, dict):
+        return None
+    offset = 1 if tool_input.get("offset") is None else _number(tool_input.get("offset"))
+    limit = 2000 if tool_input.get("limit") is None else _number(tool_input.get("limit"))
+    if offset is None or limit is None or offset < 0 or limit < 1:
+        return None
+    first = max(1, offset)
+    return first, first + limit - 1
+
+
+def _lines_shown(call: dict[str, Any]) -> tuple[int, int] | None:
+    output = call["output"]
+    if isinstance(output, str) and (
+        output.startswith("[dcp:") or "(Output capped at " in output or "(line truncated to " in output
+    ):
+        return None
+    return _lines_asked(call["input"])
+
+
+_BLOCK = re.compile(
+    r'(\n\nLSP errors detected in [^\n]*:\n)?<diagnostics file="([^"\n]*)">\n(?:.*?\n)?</diagnostics>', re.DOTALL
+)
+
+
+@dataclass
+class Owner:
+    strategy: str
+    cuts: frozenset[tuple[int, int, str]] | None
+    saved: int
+
+
+@dataclass
+class Run:
+    """The from-scratch walk: calls, who owns each field, and the claims waiting for turn protection."""
+
+    messages: list[dict[str, Any]]
+    config: DcpConfig
+    directory: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    owners: dict[tuple[str, str], Owner] = field(default_factory=dict)
+    young: list[tuple[int, int, int, str, str, str, Any]] = field(default_factory=list)
+    pushed: int = 0
+    turn: int = 0
+
+
+def _collect(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
     seen: set[str] = set()
     turn = 0
@@ -82,6 +157,7 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                 continue
             seen.add(call_id)
             state = part["state"]
+            when = state.get("time")
             calls.append(
                 {
                     "id": call_id,
@@ -89,59 +165,258 @@ def reference_decisions(messages: list[dict[str, Any]], config: DcpConfig, direc
                     "status": state.get("status"),
                     "input": state.get("input"),
                     "output": state.get("output"),
-                    "compacted": bool((state.get("time") or {}).get("compacted")) if isinstance(state.get("time"), dict) else False,
+                    "state": state,
+                    "compacted": bool(when.get("compacted")) if isinstance(when, dict) else False,
                     "turn": turn,
+                    "message": mi,
+                    "seq": len(calls),
                 }
             )
     for call, ident in zip(calls, _idents([c["id"] for c in calls])):
         call["ident"] = ident
-    current = turn
+    return calls
+
+
+def reference_decisions(
+    messages: list[dict[str, Any]], config: DcpConfig, directory: str
+) -> dict[tuple[str, str], str]:
+    """(call id, field) -> strategy, computed by looking at the history from scratch at every request.
+
+    A field is listed only when its placeholder removes at least one estimated token.
+    """
+    run = Run(messages, config, directory, _collect(messages))
+    # The prompt outside the messages (system prompt, tools): what the first reported usage holds
+    # beyond the messages before it. Modelled only where no call came before it.
+    overhead = 0
+    for index, message in enumerate(messages):
+        usage = reported_usage(message)
+        if usage is not None:
+            if any(c["message"] < index for c in run.calls):
+                raise NotImplementedError("the reference models usage reported before any tool call only")
+            overhead = max(0, usage.prompt - sum(estimate_message_tokens(m) for m in messages[:index]))
+            break
     protector = PathProtector(config.protected_file_patterns, directory)
+    s = config.strategies
+    by_id = {c["id"]: c for c in run.calls}
 
     def path_protected(call: dict[str, Any]) -> bool:
         return protector.is_protected(extract_paths(call["tool"], call["input"]))
 
-    def old_enough(call: dict[str, Any]) -> bool:
-        tp = config.turn_protection
-        return not tp.enabled or current - call["turn"] >= tp.turns
+    def path_of(call: dict[str, Any]) -> str | None:
+        paths = extract_paths(call["tool"], call["input"])
+        return absolute_path(paths[0], directory) if paths else None
 
-    decisions: dict[str, str] = {}
-    s = config.strategies
-    if s.deduplication.enabled:
-        protected = HARDCODED_PROTECTED_TOOLS | set(s.deduplication.protected_tools)
-        for i, call in enumerate(calls):
-            if call["status"] != "completed" or call["tool"] in protected or path_protected(call):
+    def completed(call: dict[str, Any]) -> bool:
+        return call["status"] == "completed"
+
+    def blocks(call: dict[str, Any]) -> list[tuple[str, tuple[int, int, str]]]:
+        output = call["output"]
+        if not completed(call) or not isinstance(output, str):
+            return []
+        found = []
+        for m in _BLOCK.finditer(output):
+            if not m.group(2):
                 continue
-            key = json.dumps([call["tool"], _canonical(call["input"])], sort_keys=True)
-            newer = any(
-                c["status"] == "completed" and json.dumps([c["tool"], _canonical(c["input"])], sort_keys=True) == key
-                for c in calls[i + 1 :]
+            named = _named(stale_diagnostics.placeholder(relative(m.group(2), directory)), call["ident"])
+            text = ("\n\n" if m.group(1) else "") + named
+            if len(text) < m.end() - m.start():
+                found.append((absolute_path(m.group(2), directory), (m.start(), m.end(), text)))
+        return found
+
+    # -- ownership: the one rule for two claims on one field -------------------------------
+    def decide(call_id: str, strategy: str, kind: str, arg: Any) -> None:
+        call = by_id[call_id]
+        state = call["state"]
+        key = (call_id, "input" if kind == "shrink" else "output")
+        current = run.owners.get(key)
+        cuts: frozenset[tuple[int, int, str]] | None = None
+        if kind == "shrink":
+            arg = (_named(arg[0], call["ident"]), arg[1])
+        elif kind == "replace":
+            arg = _named(arg, call["ident"])
+        if current is not None:
+            if current.cuts is None:
+                return
+            if kind == "cut":
+                arg = current.cuts | arg
+        if kind == "shrink":
+            value = _shrunk(call["input"], *arg) if isinstance(call["input"], dict) else call["input"]
+            if not isinstance(call["input"], dict) or value == call["input"]:
+                return
+        elif kind == "replace":
+            output = call["output"]
+            if (
+                not completed(call)
+                or "output" not in state
+                or call["compacted"]
+                or output is None
+                or _chars(output) <= len(arg)
+                or (isinstance(output, str) and output.startswith("[dcp:"))
+            ):
+                return
+            value = arg
+        else:
+            output = call["output"]
+            if not completed(call) or not isinstance(output, str) or call["compacted"]:
+                return
+            cuts = frozenset(arg)
+            value, position = "", 0
+            for start, end, text in sorted(cuts):
+                value += output[position:start] + text
+                position = end
+            value += output[position:]
+            if len(value) >= len(output):
+                return
+        saved = tokens_removed(state, key[1], value)
+        if saved <= 0 or (current is not None and cuts == current.cuts):
+            return
+        run.owners[key] = Owner(strategy, cuts, saved)
+
+    def gate(call_id: str, strategy: str, kind: str, arg: Any) -> None:
+        tp = config.turn_protection
+        call = by_id[call_id]
+        if tp.enabled and run.turn - call["turn"] < tp.turns:
+            heapq.heappush(run.young, (call["turn"], call["seq"], run.pushed, call_id, strategy, kind, arg))
+            run.pushed += 1
+        else:
+            decide(call_id, strategy, kind, arg)
+
+    def release() -> None:
+        limit = run.turn - config.turn_protection.turns
+        while run.young and run.young[0][0] <= limit:
+            _, _, _, call_id, strategy, kind, arg = heapq.heappop(run.young)
+            decide(call_id, strategy, kind, arg)
+
+    # -- what each strategy says when a call arrives, looking at everything before it --------
+    def claims(new: dict[str, Any], earlier: list[dict[str, Any]]) -> list[tuple[str, str, str, Any]]:
+        out: list[tuple[str, str, str, Any]] = []
+        if not completed(new):
+            return out
+        path = path_of(new)
+        if s.deduplication.enabled:
+            protected = HARDCODED_PROTECTED_TOOLS | set(s.deduplication.protected_tools)
+            ignored = set(s.deduplication.ignore_fields.get(new["tool"], ()))
+
+            def signature(c: dict[str, Any]) -> str:
+                inp = c["input"]
+                if isinstance(inp, dict) and ignored:
+                    inp = {k: v for k, v in inp.items() if k not in ignored}
+                return json.dumps([c["tool"], _canonical(inp)], sort_keys=True)
+
+            if new["tool"] not in protected and not path_protected(new):
+                same = [c for c in earlier if completed(c) and not path_protected(c) and signature(c) == signature(new)]
+                if same:
+                    out.append((same[-1]["id"], "deduplication", "replace", DUPLICATE_PLACEHOLDER))
+        if s.supersede_writes.enabled and new["tool"] == "read" and path is not None:
+            shown = _lines_shown(new)
+            for c in earlier:
+                content = c["input"].get("content") if isinstance(c["input"], dict) else None
+                lines = (
+                    max(1, content.count("\n") + (0 if content.endswith("\n") or not content else 1))
+                    if isinstance(content, str)
+                    else 1
+                )
+                if (
+                    completed(c)
+                    and c["tool"] == "write"
+                    and path_of(c) == path
+                    and not path_protected(c)
+                    and shown is not None
+                    and shown[0] == 1
+                    and shown[1] >= lines
+                ):
+                    out.append((c["id"], "supersedeWrites", "shrink", (SUPERSEDED_PLACEHOLDER, PATH_KEYS)))
+        if s.stale_diagnostics.enabled:
+            files = {f for f, _ in blocks(new)}
+            if new["tool"] in stale_diagnostics.WRITE_TOOLS:
+                files |= {absolute_path(p, directory) for p in extract_paths(new["tool"], new["input"])}
+            for c in earlier:
+                stale = [cut for f, cut in blocks(c) if f in files]
+                if stale and not path_protected(c):
+                    out.append((c["id"], "staleDiagnostics", "cut", frozenset(stale)))
+        if s.superseded_reads.enabled and path is not None and new["tool"] in ("read", "write"):
+            shown = _lines_shown(new) if new["tool"] == "read" else (0, 0)
+            for c in earlier:
+                asked = _lines_asked(c["input"])
+                if not (completed(c) and c["tool"] == "read" and path_of(c) == path and asked is not None):
+                    continue
+                if path_protected(c):
+                    continue
+                if new["tool"] == "write" or (shown is not None and shown[0] <= asked[0] and shown[1] >= asked[1]):
+                    label = call_label("read", {"filePath": path}, directory)
+                    out.append((c["id"], "supersededReads", "replace", superseded_reads.placeholder(label)))
+        if s.superseded_todos.enabled and new["tool"] == "todowrite":
+            for c in earlier:
+                if completed(c) and c["tool"] in ("todowrite", "todoread"):
+                    out.append((c["id"], "supersededTodos", "replace", superseded_todos.placeholder()))
+        return out
+
+    # -- the walk ------------------------------------------------------------------------
+    mask = s.mask_old_outputs
+    mask_protected = HARDCODED_PROTECTED_TOOLS | set(mask.protected_tools)
+    purged: set[str] = set()
+    masked: set[str] = set()
+    points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
+    previous = 0
+    seen: list[dict[str, Any]] = []
+    model: dict[str, Any] = {}
+    for end, point in [*((p, True) for p in points), (len(messages), False)]:
+        run.turn = sum(1 for m in messages[:end] if m["info"].get("role") == "user")
+        for m in messages[:end]:
+            ref = m["info"].get("modelID") or (m["info"].get("model") or {}).get("modelID")
+            if ref:
+                model = {"id": ref}
+        arrived = [c for c in run.calls if previous <= c["message"] < end and c["status"] in ("completed", "error")]
+        for new in arrived:
+            for call_id, strategy, kind, arg in sorted(claims(new, seen), key=lambda c: ORDER.index(c[1])):
+                gate(call_id, strategy, kind, arg)
+            seen.append(new)
+        release()
+        if s.purge_errors.enabled:
+            protected = HARDCODED_PROTECTED_TOOLS | set(s.purge_errors.protected_tools)
+            for c in seen:
+                if (
+                    c["status"] == "error"
+                    and c["tool"] not in protected
+                    and not path_protected(c)
+                    and run.turn - c["turn"] >= s.purge_errors.turns
+                    and c["id"] not in purged
+                ):
+                    purged.add(c["id"])  # proposed once, like the incremental index
+                    gate(c["id"], "purgeErrors", "shrink", (FAILED_INPUT_PLACEHOLDER, ()))
+        if mask.enabled and point:
+            window = resolve_context_limit(model.get("id"), None)[0]
+            thresholds = compute_thresholds(window)
+            trigger = mask.trigger
+            limit = (
+                getattr(thresholds, trigger)
+                if isinstance(trigger, str)
+                else int(trigger * thresholds.window)
+                if isinstance(trigger, float)
+                else trigger
             )
-            if newer and old_enough(call) and _output_shrinks(call):
-                decisions.setdefault(call["id"], "deduplication")
-    if s.supersede_writes.enabled:
-        for i, call in enumerate(calls):
-            if call["status"] != "completed" or call["tool"] != "write" or path_protected(call):
-                continue
-            paths = extract_paths("write", call["input"])
-            if not paths:
-                continue
-            target = absolute_path(paths[0], directory)
-            read_later = any(
-                c["status"] == "completed"
-                and c["tool"] == "read"
-                and (p := extract_paths("read", c["input"]))
-                and absolute_path(p[0], directory) == target
-                for c in calls[i + 1 :]
-            )
-            if read_later and old_enough(call) and _input_shrinks(call, SUPERSEDED_PLACEHOLDER, PATH_KEYS):
-                decisions.setdefault(call["id"], "supersedeWrites")
-    if s.purge_errors.enabled:
-        protected = HARDCODED_PROTECTED_TOOLS | set(s.purge_errors.protected_tools)
-        for call in calls:
-            if call["status"] != "error" or call["tool"] in protected or path_protected(call):
-                continue
-            old = current - call["turn"] >= s.purge_errors.turns
-            if old and old_enough(call) and _input_shrinks(call, FAILED_INPUT_PLACEHOLDER):
-                decisions.setdefault(call["id"], "purgeErrors")
-    return decisions
+            stored = sum(estimate_message_tokens(m) for m in messages[:end])
+            context = overhead + stored - sum(o.saved for o in run.owners.values())
+            candidates = [
+                c
+                for c in seen
+                if completed(c)
+                and c["tool"] not in mask_protected
+                and not path_protected(c)
+                and c["output"] not in (None, "")
+                and not c["compacted"]
+                and c["id"] not in masked
+            ]
+            total = sum(-(-_chars(c["output"]) // 2) for c in candidates)
+            if context >= limit:
+                for c in candidates:
+                    tokens = -(-_chars(c["output"]) // 2)
+                    if total - tokens < mask.keep_tokens or run.turn - c["turn"] < mask.keep_turns:
+                        break
+                    total -= tokens
+                    masked.add(c["id"])
+                    label = call_label(c["tool"], c["input"], directory)
+                    gate(c["id"], "maskOldOutputs", "replace", mask_old_outputs.placeholder(label, tokens))
+        release()
+        previous = end
+    return {key: owner.strategy for key, owner in run.owners.items()}

@@ -12,6 +12,7 @@ from helpers import PROJECT, call, make_config, named, user
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
+from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 # Placeholders name their call's id, which is as long for every call.
 DEDUP_SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
@@ -78,9 +79,11 @@ def test_stats_of_this_session_count_calls_and_tokens_per_strategy(tmp_path: Pat
         f"This session (s1): 2 calls pruned, ~{per_request:,} tokens saved per request; "
         f"~{3 * per_request:,} tokens saved over 3 requests"
     )
-    assert lines[3].split() == ["deduplication", "1", "call", f"~{DEDUP_SAVED}", "tokens"]
-    assert lines[5].split() == ["purgeErrors", "1", "call", f"~{PURGE_SAVED}", "tokens"]
-    assert lines[6].split() == ["sweep", "0", "calls", "~0", "tokens"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[3 : 3 + len(ALL_REASONS)]}
+    assert list(rows) == list(ALL_REASONS)  # every strategy, zeros included, in registry order
+    assert rows["deduplication"] == ["1", "call", f"~{DEDUP_SAVED}", "tokens"]
+    assert rows["purgeErrors"] == ["1", "call", f"~{PURGE_SAVED}", "tokens"]
+    assert rows["sweep"] == ["0", "calls", "~0", "tokens"]
 
 
 def test_all_time_stats_cover_every_session_seen(tmp_path: Path) -> None:

@@ -160,3 +160,15 @@ def test_a_new_runtime_reapplies_saved_sweeps_on_the_first_request(tmp_path: Pat
     sweep(make_runtime(tmp_path), session())
     outputs = outputs_next_request(make_runtime(tmp_path), session())
     assert [outputs[c] for c in ("r1", "env", "g1")] == [named(SWEPT_PLACEHOLDER, c) for c in ("r1", "env", "g1")]
+
+
+def test_sweep_keeps_the_result_older_runs_point_at_when_only_the_description_differs(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    messages = [
+        user("first"),
+        call("bash", {"command": "make test", "description": "Run the tests"}, output="t" * 300, call_id="older"),
+        user("second"),
+        call("bash", {"command": "make test", "description": "Run them again"}, output="t" * 300, call_id="newer"),
+    ]
+    text = sweep(runtime, messages)
+    assert "  - bash make test: kept: 1 earlier identical call point at this result" in text.splitlines()

@@ -32,7 +32,11 @@ def write(path: Path, text: str) -> None:
 
 def test_valid_keys_apply_while_a_bad_key_is_reported(tmp_path: Path) -> None:
     config_file = tmp_path / ".opencode" / "dcp.jsonc"
-    write(config_file, '{"strategies": {"deduplication": {"enabled": false}, "purgeErrors": {"turns": 0}}}')
+    write(
+        config_file,
+        '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false},'
+        ' "purgeErrors": {"turns": 0}}}',
+    )
     messages: list[str] = []
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, text: messages.append(text)))
     original = [p["state"]["output"] for p in tool_parts(two_identical_reads())]
@@ -42,12 +46,17 @@ def test_valid_keys_apply_while_a_bad_key_is_reported(tmp_path: Path) -> None:
 
 def test_config_change_takes_effect_on_the_next_request(tmp_path: Path) -> None:
     config_file = tmp_path / ".opencode" / "dcp.jsonc"
-    write(config_file, '{"strategies": {"deduplication": {"enabled": false}}, "cache": {"scheduler": false}}')
+    # Both strategies that prune an older identical read are off, then deduplication comes back.
+    write(
+        config_file,
+        '{"strategies": {"deduplication": {"enabled": false}, "supersededReads": {"enabled": false}},'
+        ' "cache": {"scheduler": false}}',
+    )
     runtime = Runtime(tmp_path, ConfigSource(tmp_path, lambda _s, _t: None))
     session = two_identical_reads()
     original = [p["state"]["output"] for p in tool_parts(session)]
     assert outputs_after_transform(runtime, session) == original
-    write(config_file, '{"strategies": {"deduplication": {"enabled": true}}, "cache": {"scheduler": false}}')
+    write(config_file, '{"strategies": {"supersededReads": {"enabled": false}}, "cache": {"scheduler": false}}')
     first, last = outputs_after_transform(runtime, session)
     assert first != original[0] and last == original[1]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,8 @@ def test_schema_and_model_have_the_same_defaults() -> None:
 def test_every_key_has_description_type_and_default(key: str) -> None:
     node = SCHEMA_KEYS[key]
     assert node.get("description", "").strip()
-    assert node.get("type") in {"boolean", "integer", "number", "string", "array", "object"}
+    kinds = node.get("type") if isinstance(node.get("type"), list) else [node.get("type")]
+    assert kinds and set(kinds) <= {"boolean", "integer", "number", "string", "array", "object"}
     assert "default" in node
 
 
@@ -73,7 +75,17 @@ def test_every_key_has_description_type_and_default(key: str) -> None:
 def test_schema_type_matches_model_type(key: str) -> None:
     annotation = MODEL_FIELDS[key].annotation
     expected = SCHEMA_KEYS[key]["type"]
-    if _model_class(annotation):
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        # One of several forms (a tier name, a token count, a fraction): each form is an anyOf branch.
+        branches = SCHEMA_KEYS[key]["anyOf"]
+        assert sorted(b["type"] for b in branches) == sorted(_schema_type(a) for a in typing.get_args(annotation))
+        assert sorted(set(expected)) == sorted({"number" if b["type"] == "integer" else b["type"] for b in branches})
+    elif typing.get_origin(annotation) is dict:
+        # A map from tool names to lists of field names.
+        assert typing.get_args(annotation) == (str, tuple[str, ...])
+        assert expected == "object" and "properties" not in SCHEMA_KEYS[key]
+        assert SCHEMA_KEYS[key]["additionalProperties"]["items"]["type"] == "string"
+    elif _model_class(annotation):
         assert expected == "object"
         assert SCHEMA_KEYS[key]["additionalProperties"] is False
     elif annotation is bool:
@@ -87,6 +99,15 @@ def test_schema_type_matches_model_type(key: str) -> None:
     else:
         assert typing.get_origin(annotation) is tuple and typing.get_args(annotation) == (str, ...)
         assert expected == "array" and SCHEMA_KEYS[key]["items"]["type"] == "string"
+
+
+def _schema_type(annotation: Any) -> str:
+    """The JSON type one branch of a union annotation accepts."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return "string"
+    return {int: "integer", float: "number", str: "string", bool: "boolean"}[annotation]
 
 
 @pytest.mark.parametrize("key", sorted(SCHEMA_KEYS))
@@ -115,7 +136,8 @@ def test_turns_minimum_is_one_everywhere() -> None:
 
 def test_unknown_keys_are_flagged_by_every_section_of_the_schema() -> None:
     assert schema_mod.schema()["additionalProperties"] is False
-    assert all(node["additionalProperties"] is False for node in SCHEMA_KEYS.values() if node["type"] == "object")
+    sections = [node for node in SCHEMA_KEYS.values() if schema_mod.is_object(node)]
+    assert all(node["additionalProperties"] is False for node in sections)
 
 
 def test_schema_is_loaded_from_the_installed_package() -> None:

@@ -171,7 +171,7 @@ def test_config_change_recomputes_decisions():
     runtime = Runtime(PROJECT, source)
     msgs = duplicate_reads()
     runtime.transform({}, {"messages": copy.deepcopy(msgs)})
-    source.config = make_config(strategies={"deduplication": {"enabled": False}})
+    source.config = make_config(strategies={"deduplication": {"enabled": False}, "supersededReads": {"enabled": False}})
     out = copy.deepcopy(msgs)
     runtime.transform({}, {"messages": out})
     assert [p["state"]["output"] for p in tool_parts(out)] == [BIG, BIG]

@@ -10,32 +10,77 @@ from hypothesis import strategies as st
 from reference import reference_decisions
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
 
 PROJECT = "/home/dev/project"
-TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch"]
+TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
 PATHS = ["a.py", "./a.py", f"{PROJECT}/a.py", f"{PROJECT}/src/b.py", "src/../src/b.py", f"{PROJECT}//.env"]
 
+strategies_config = st.fixed_dictionaries(
+    {
+        "deduplication": st.fixed_dictionaries(
+            {
+                "enabled": st.booleans(),
+                "protectedTools": st.sampled_from([[], ["grep"]]),
+                "ignoreFields": st.sampled_from([{"bash": ["description"]}, {}]),
+            }
+        ),
+        "supersedeWrites": st.fixed_dictionaries({"enabled": st.booleans()}),
+        "purgeErrors": st.fixed_dictionaries({"enabled": st.booleans(), "turns": st.integers(1, 4)}),
+        "staleDiagnostics": st.fixed_dictionaries({"enabled": st.booleans()}),
+        "supersededReads": st.fixed_dictionaries({"enabled": st.booleans()}),
+        "supersededTodos": st.fixed_dictionaries({"enabled": st.booleans()}),
+        # Triggers low enough for these short histories: token counts, and fractions of the
+        # window of whichever model the history switched to (200K to 1M tokens).
+        "maskOldOutputs": st.fixed_dictionaries(
+            {
+                "enabled": st.booleans(),
+                "trigger": st.sampled_from([1000, 1500, 3000, 0.005, 0.01, "warn"]),
+                "keepTokens": st.sampled_from([0, 150, 400, 2000]),
+                "keepTurns": st.integers(0, 2),
+                "protectedTools": st.sampled_from([[], ["bash"]]),
+            }
+        ),
+    }
+)
+
 configs = st.builds(
-    lambda dedup, sup, purge, turns, tp, tp_turns, patterns, extra, scheduler, pricing: DcpConfig.model_validate(
+    lambda strategies, tp, tp_turns, patterns, scheduler, pricing: DcpConfig.model_validate(
         {
-            "strategies": {
-                "deduplication": {"enabled": dedup, "protectedTools": extra},
-                "supersedeWrites": {"enabled": sup},
-                "purgeErrors": {"enabled": purge, "turns": turns},
-            },
+            "strategies": strategies,
             "turnProtection": {"enabled": tp, "turns": tp_turns},
             "protectedFilePatterns": patterns,
             "cache": {"scheduler": scheduler, "pricing": pricing},
         }
     ),
-    st.booleans(), st.booleans(), st.booleans(), st.integers(1, 4), st.booleans(), st.integers(1, 3),
-    st.sampled_from([[], ["src/**"], ["*.env", "a.py"]]), st.sampled_from([[], ["grep"]]),
+    strategies_config, st.booleans(), st.integers(1, 3),
+    st.sampled_from([[], ["src/**"], ["*.env", "a.py"]]),
     st.booleans(), st.sampled_from(["auto", "anthropic", "openai", "none"]),
 )
 # Seconds between two messages: agent steps, user think time, and breaks past every cache TTL.
 GAPS = [1, 2, 30, 200, 400, 4000]
+DIAGNOSTICS = [f"{PROJECT}/a.py", f"{PROJECT}/src/b.py", "src/b.py"]
+
+
+def diagnostics_block(file: str, header: str, errors: int) -> str:
+    """A block as OpenCode appends it after a write, edit or apply_patch result."""
+    lines = "\n".join(f"ERROR [{i + 1}:1] name 'x{i}' is not defined" for i in range(errors))
+    return f"\n\nLSP errors detected in {header}:\n<diagnostics file=\"{file}\">\n{lines}\n</diagnostics>"
+
+
+@st.composite
+def tool_output(draw: Any, tool: str) -> Any:
+    if tool in ("write", "edit", "apply_patch", "bash") and draw(st.booleans()):
+        text = {"write": "Wrote file successfully.", "edit": "Edit applied successfully."}.get(tool, "Success.")
+        for _ in range(draw(st.integers(1, 2))):
+            file = draw(st.sampled_from(DIAGNOSTICS))
+            header = draw(st.sampled_from(["this file, please fix", "other files", "src/b.py, please fix"]))
+            text += diagnostics_block(file, header, draw(st.integers(1, 4)))
+        return text
+    if tool == "read" and draw(st.integers(0, 3)) == 0:
+        return "O" * 300 + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)"
+    return draw(st.sampled_from(["ok", "O" * 300]))
 
 
 @st.composite
@@ -44,13 +89,19 @@ def tool_input(draw: Any, tool: str) -> dict[str, Any]:
     if tool in ("read", "write", "edit"):
         inp: dict[str, Any] = {"filePath": path}
         if tool == "write":
-            inp["content"] = draw(st.sampled_from(["short", "C" * 200]))
+            inp["content"] = draw(st.sampled_from(["short", "C" * 200, "line\n" * 30]))
         if tool == "read" and draw(st.booleans()):
-            inp["offset"] = draw(st.sampled_from([None, 1, 2]))
+            inp["offset"] = draw(st.sampled_from([None, 0, 1, 2, 20]))
+        if tool == "read" and draw(st.booleans()):
+            inp["limit"] = draw(st.sampled_from([None, 5, 30, 2000]))
         return inp
     if tool == "apply_patch":
         return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40}
+    if tool == "todowrite":
+        return {"todos": [{"content": "T" * draw(st.sampled_from([5, 80])), "status": "pending"}]}
     inp = {"command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "L" * 120])), "path": draw(st.sampled_from([None, path]))}
+    if tool == "bash" and draw(st.booleans()):
+        inp["description"] = draw(st.sampled_from(["List files", "Run it again"]))
     if draw(st.booleans()):
         inp = dict(reversed(list(inp.items())))
     return inp
@@ -79,7 +130,7 @@ def histories(draw: Any) -> list[dict[str, Any]]:
             status = draw(st.sampled_from(["completed", "completed", "completed", "error", "running"]))
             state: dict[str, Any] = {"status": status, "input": draw(tool_input(tool))}
             if status == "completed":
-                state["output"] = draw(st.sampled_from(["ok", "O" * 300]))
+                state["output"] = draw(tool_output(tool))
             elif status == "error":
                 state["error"] = "failed"
             parts.append({"id": f"p{mid}_{j}", "type": "tool", "tool": tool, "callID": f"c{mid}_{j}", "state": state})
@@ -102,13 +153,16 @@ def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[di
     return out, runtime
 
 
-def decisions(runtime: Runtime) -> dict[str, str]:
-    """call id -> strategy of every decision, written or waiting for the scheduler, over all sessions."""
-    out: dict[str, str] = {}
+def decisions(runtime: Runtime) -> dict[tuple[str, str], str]:
+    """(call id, field) -> strategy of every decision, written or waiting for the scheduler, over all sessions.
+
+    A waiting decision that will replace one in force (a cut grown or made whole) wins.
+    """
+    out: dict[tuple[str, str], str] = {}
     for session_id in runtime.session_ids():
         view = runtime.view(session_id)
         assert view is not None
-        out.update({d.call_id: d.strategy for d in (*view.in_force, *view.waiting)})
+        out.update({(d.call_id, d.field): d.strategy for d in (*view.in_force, *view.waiting)})
     return out
 
 
@@ -145,21 +199,21 @@ def test_transforming_the_same_list_again_in_one_runtime_is_idempotent(messages,
 @given(histories(), configs)
 def test_only_pruned_fields_change(messages, config):
     out, runtime = run_once(messages, config)
-    pruned = {
-        (d.record.message_index, d.record.part_index): d.field
-        for sid in runtime.session_ids()
-        for d in runtime.view(sid).in_force  # type: ignore[union-attr]
-    }
+    pruned: dict[tuple[int, int], set[str]] = {}
+    for sid in runtime.session_ids():
+        for d in runtime.view(sid).in_force:  # type: ignore[union-attr]
+            pruned.setdefault((d.record.message_index, d.record.part_index), set()).add(d.field)
     assert len(out) == len(messages)
     for mi, (before, after) in enumerate(zip(messages, out)):
         assert after["info"] == before["info"]
         assert len(after["parts"]) == len(before["parts"])
         for pi, (p0, p1) in enumerate(zip(before["parts"], after["parts"])):
-            field = pruned.get((mi, pi))
-            if field is None:
+            fields = pruned.get((mi, pi))
+            if fields is None:
                 assert p1 == p0
             else:
-                assert {k: v for k, v in p1["state"].items() if k != field} == {k: v for k, v in p0["state"].items() if k != field}
+                kept_before = {k: v for k, v in p0["state"].items() if k not in fields}
+                assert {k: v for k, v in p1["state"].items() if k not in fields} == kept_before
                 assert {k: v for k, v in p1.items() if k != "state"} == {k: v for k, v in p0.items() if k != "state"}
 
 
@@ -168,9 +222,29 @@ def test_only_pruned_fields_change(messages, config):
 def test_protected_tools_are_never_pruned_by_automatic_strategies(messages, config):
     _, runtime = run_once(messages, config)
     for sid in runtime.session_ids():
-        for decision in runtime.view(sid).in_force:  # type: ignore[union-attr]
-            if decision.strategy in ("deduplication", "purgeErrors"):
-                assert decision.tool not in HARDCODED_PROTECTED_TOOLS
+        view = runtime.view(sid)
+        assert view is not None
+        for decision in (*view.in_force, *view.waiting):
+            if decision.tool not in HARDCODED_PROTECTED_TOOLS:
+                continue
+            # Only rules about these very tools touch them: a write read back, an older todo list,
+            # and diagnostics the host appended (cut out of the result, which itself stays).
+            assert decision.strategy in ("supersedeWrites", "staleDiagnostics", "supersededTodos")
+            if decision.strategy == "staleDiagnostics":
+                assert decision.cuts is not None and decision.cuts[0][0] > 0
+
+
+@SETTINGS
+@given(histories(), configs)
+def test_protected_paths_are_never_pruned(messages, config):
+    _, runtime = run_once(messages, config)
+    protector = PathProtector(config.protected_file_patterns, PROJECT)
+    for sid in runtime.session_ids():
+        view = runtime.view(sid)
+        assert view is not None
+        for decision in (*view.in_force, *view.waiting):
+            part = messages[decision.record.message_index]["parts"][decision.record.part_index]
+            assert not protector.is_protected(extract_paths(part["tool"], part["state"]["input"]))
 
 
 @SETTINGS
@@ -223,12 +297,24 @@ def test_rewritten_history_equals_from_scratch(first, second, config, keep):
 @SETTINGS
 @given(histories(), configs)
 def test_decisions_are_monotonic_while_history_grows(messages, config):
+    """A pruned field stays pruned; only a partial cut changes, into more cuts or a whole placeholder."""
     runtime = Runtime(PROJECT, StaticConfig(config))
-    previous: dict[str, str] = {}
+    previous: dict[tuple[str, str], tuple[str, frozenset[Any] | None]] = {}
     for cut in [*implied_points(messages), len(messages)]:
         runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
-        current = decisions(runtime)
-        assert previous.items() <= current.items()
+        current = {}
+        for sid in runtime.session_ids():
+            view = runtime.view(sid)
+            assert view is not None
+            for d in (*view.in_force, *view.waiting):
+                current[(d.call_id, d.field)] = (d.strategy, None if d.cuts is None else frozenset(d.cuts))
+        assert previous.keys() <= current.keys()
+        for key, (strategy, cuts) in previous.items():
+            now_strategy, now_cuts = current[key]
+            if cuts is None:
+                assert (now_strategy, now_cuts) == (strategy, None)
+            else:
+                assert now_cuts is None or cuts <= now_cuts
         previous = current
 
 

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import make_config
 
 from dcp_plugin.cli.main import main
+from dcp_plugin.pipeline.tokens import estimate_content_tokens
 from dcp_plugin.replay.engine import replay, request_points
 from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
 from dcp_plugin.replay.simulate import generate_session
-from helpers import make_config
-from dcp_plugin.pipeline.tokens import estimate_content_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -192,3 +192,54 @@ def test_replay_sends_only_what_follows_an_opencode_compaction():
     starts = compaction_starts(messages)
     # The summary's own request still sent everything; every request after it starts at u2.
     assert (starts[3], starts[5], starts[6]) == (0, 2, 2)
+
+
+def _session_file(tmp_path: Path, messages: list[dict]) -> Path:
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"info": {"directory": "/home/dev/project"}, "messages": messages}))
+    return path
+
+
+def test_replay_by_strategy_gives_each_enabled_strategy_what_turning_it_off_loses(capsys, tmp_path):
+    messages = generate_session(160, seed=5, lsp=True)["messages"]
+    config = tmp_path / "dcp.jsonc"
+    config.write_text('{"strategies": {"supersededTodos": {"enabled": false}}}')
+    session = str(_session_file(tmp_path, messages))
+    data = run_json(capsys, session, "--config", str(config), "--by-strategy", "--pricing", "anthropic")
+    shares = {row["strategy"]: row for row in data["by_strategy"]}
+    # Every enabled strategy in registry order; the one turned off is not listed.
+    assert list(shares) == ["deduplication", "purgeErrors", "staleDiagnostics", "supersededReads", "maskOldOutputs"]
+    # A contribution is the whole replay minus a replay with that strategy alone turned off.
+    off = {"supersededTodos": {"enabled": False}}
+    full = replay(messages, "/home/dev/project", make_config(cache={}, strategies=off), pricing="anthropic")
+    without = make_config(cache={}, strategies={**off, "staleDiagnostics": {"enabled": False}})
+    rest = replay(messages, "/home/dev/project", without, pricing="anthropic")
+    expected = (full.total_without - full.total_with) - (rest.total_without - rest.total_with)
+    assert shares["staleDiagnostics"]["tokens_saved"] == expected > 0
+    assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.net_saved - rest.costs.net_saved, 1)
+
+
+def test_replay_compare_shows_what_each_strategy_buys_in_both_configs(capsys, tmp_path):
+    other = tmp_path / "lean.jsonc"
+    other.write_text('{"strategies": {"maskOldOutputs": {"enabled": false}}}')
+    data = run_json(capsys, "--pricing", "anthropic", "--compare", str(other))
+    mine = [row["strategy"] for row in data["by_strategy"]]
+    theirs = [row["strategy"] for row in data["compare"]["by_strategy"]]
+    assert "maskOldOutputs" in mine and theirs == [name for name in mine if name != "maskOldOutputs"]
+    assert main(["replay", "--pricing", "anthropic", "--compare", str(other)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "What each strategy buys" in text and "need not add up" in text
+
+
+def test_the_lsp_shape_does_the_same_calls_with_opencode_s_results():
+    plain, lsp = generate_session(300, seed=2), generate_session(300, seed=2, lsp=True)
+
+    def calls(session: dict) -> list[tuple[str, str]]:
+        parts = [p for m in session["messages"] for p in m["parts"] if p.get("type") == "tool"]
+        return [(p["tool"], p["state"]["status"]) for p in parts]
+
+    assert calls(plain) == calls(lsp)
+    outputs = [p["state"].get("output", "") for m in lsp["messages"] for p in m["parts"] if p.get("type") == "tool"]
+    blocks = [o for o in outputs if "<diagnostics file=" in o]
+    heads = ("Wrote file successfully.\n\nLSP errors detected in ", "Edit applied successfully.\n\nLSP errors detected")
+    assert blocks and all(o.startswith(heads) for o in blocks)

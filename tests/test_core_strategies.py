@@ -89,7 +89,7 @@ def test_dedup_config_cannot_unprotect_hardcoded_tools(prune):
 
 
 def test_dedup_disabled_prunes_nothing(prune):
-    msgs = [user(), call("read", {"filePath": "/p/a.py"}, output=BIG), call("read", {"filePath": "/p/a.py"}, output=BIG)]
+    msgs = [user(), call("bash", {"command": "ls"}, output=BIG), call("bash", {"command": "ls"}, output=BIG)]
     assert outputs(prune(msgs, make_config(strategies={"deduplication": {"enabled": False}}))) == [BIG, BIG]
 
 
@@ -117,6 +117,86 @@ def test_supersede_keeps_write_output(prune):
 def test_supersede_matches_relative_write_and_absolute_read(prune):
     msgs = [user(), call("write", {"filePath": "./a.py", "content": BIG}), call("read", {"filePath": f"{PROJECT}/a.py"}, output=BIG)]
     assert tool_parts(prune(msgs, make_config(**SUPERSEDE_ON)))[0]["state"]["input"]["content"] == named(SUPERSEDED_PLACEHOLDER, msgs[1])
+
+
+def written_then_read(read_input, content=BIG, output=BIG):
+    """A write of /p/a.py (BIG has 50 lines) and a later read of it."""
+    write = call("write", {"filePath": "/p/a.py", "content": content})
+    return [user(), write, call("read", {"filePath": "/p/a.py", **read_input}, output=output)]
+
+
+def content_after(prune, msgs):
+    return tool_parts(prune(msgs, make_config(**SUPERSEDE_ON)))[0]["state"]["input"]["content"]
+
+
+def test_supersede_ignores_a_read_of_a_few_lines_in_the_middle(prune):
+    assert content_after(prune, written_then_read({"offset": 50, "limit": 5})) == BIG
+
+
+def test_supersede_ignores_a_read_from_line_one_that_stops_before_the_last_written_line(prune):
+    assert content_after(prune, written_then_read({"limit": 49})) == BIG
+
+
+def test_supersede_counts_a_limit_that_covers_every_written_line(prune):
+    msgs = written_then_read({"limit": 50})
+    assert content_after(prune, msgs) == named(SUPERSEDED_PLACEHOLDER, msgs[1])
+
+
+def test_supersede_reads_offset_one_and_offset_zero_as_the_first_line(prune):
+    # OpenCode's read: offset is the 1-based first line; 0 (or none) starts at line 1 too.
+    msgs = written_then_read({"offset": 1, "limit": 2000})
+    assert content_after(prune, msgs) == named(SUPERSEDED_PLACEHOLDER, msgs[1])
+    msgs = written_then_read({"offset": 0})
+    assert content_after(prune, msgs) == named(SUPERSEDED_PLACEHOLDER, msgs[1])
+
+
+def test_supersede_ignores_a_read_past_the_first_line(prune):
+    assert content_after(prune, written_then_read({"offset": 2, "limit": 2000})) == BIG
+
+
+def test_supersede_ignores_a_full_read_of_more_lines_than_the_default_limit(prune):
+    long = "line\n" * 2001
+    assert content_after(prune, written_then_read({}, content=long)) == long
+
+
+def test_supersede_ignores_a_read_the_host_capped(prune):
+    capped = BIG[:100] + "\n\n(Output capped at 50 KB. Showing lines 1-3. Use offset=4 to continue.)"
+    assert content_after(prune, written_then_read({}, output=capped)) == BIG
+
+
+def test_supersede_ignores_a_read_with_a_truncated_line(prune):
+    cut = "1: " + "x" * 2000 + "... (line truncated to 2000 chars)"
+    assert content_after(prune, written_then_read({}, output=cut)) == BIG
+
+
+def test_dedup_ignores_the_bash_description(prune):
+    msgs = [
+        user(),
+        call("bash", {"command": "pytest -q", "description": "Run the tests"}, output=BIG),
+        call("bash", {"command": "pytest -q", "description": "Run the tests again"}, output=BIG),
+    ]
+    assert outputs(prune(msgs)) == [named(DUPLICATE_PLACEHOLDER, msgs[1]), BIG]
+
+
+def test_dedup_still_tells_different_commands_apart(prune):
+    msgs = [
+        user(),
+        call("bash", {"command": "pytest -q", "description": "x"}, output=BIG),
+        call("bash", {"command": "pytest", "description": "x"}, output=BIG),
+    ]
+    assert outputs(prune(msgs)) == [BIG, BIG]
+
+
+def test_dedup_ignore_fields_set_in_config_replace_the_default(prune):
+    msgs = [
+        user(),
+        call("bash", {"command": "ls", "description": "a"}, output=BIG),
+        call("bash", {"command": "ls", "description": "b"}, output=BIG),
+        call("grep", {"pattern": "x", "why": "one"}, output=BIG),
+        call("grep", {"pattern": "x", "why": "two"}, output=BIG),
+    ]
+    config = make_config(strategies={"deduplication": {"ignoreFields": {"grep": ["why"]}}})
+    assert outputs(prune(msgs, config)) == [BIG, BIG, named(DUPLICATE_PLACEHOLDER, msgs[3]), BIG]
 
 
 def test_supersede_ignores_read_before_write(prune):

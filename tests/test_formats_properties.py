@@ -21,9 +21,10 @@ from dcp_plugin.formats import openai_responses as responses_format
 from dcp_plugin.formats import validate
 from dcp_plugin.formats.kinds import kind_changes
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.pipeline.strategies import REGISTRY
 
 AGGRESSIVE = make_config(strategies={"supersedeWrites": {"enabled": True}, "purgeErrors": {"turns": 1}})
-NOTHING = make_config(strategies={"deduplication": {"enabled": False}, "purgeErrors": {"enabled": False}})
+NOTHING = make_config(strategies={spec.name: {"enabled": False} for spec in REGISTRY})
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

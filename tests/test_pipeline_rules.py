@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, diagnostics, make_config, named, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import call_id_of
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, plan
+from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.tokens import estimate_part_tokens
 
 BIG = "x" * 2000
@@ -163,3 +165,49 @@ def test_fenwick_prefix_sums_equal_a_plain_list(operations, end):
             plain[position] += b
     assert tree.prefix(end) == sum(plain[: max(end, 0)])
     assert tree.total == sum(plain)
+
+
+def _timed(
+    messages: list[dict[str, Any]], gaps_s: list[int], after: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    clock = after[-1]["info"]["time"]["created"] if after else 1_790_000_000_000
+    for message, gap in zip(messages, gaps_s, strict=True):
+        clock += gap * 1000
+        message["info"]["time"] = {"created": clock}
+    return messages
+
+
+def test_an_applied_cut_stays_written_until_the_cut_that_grows_it_is_written() -> None:
+    a, b = f"{PROJECT}/a.py", f"{PROJECT}/b.py"
+    blocks = diagnostics(a, "ERROR [1:1] first problem in a")
+    blocks += diagnostics(b, "ERROR [2:2] a problem in b", header="other files")
+    write = call("write", {"filePath": a, "content": "x = 1\n"}, output="Wrote file successfully." + blocks)
+    big = call("read", {"filePath": f"{PROJECT}/big.txt"}, output="y" * 40_000)  # makes rewriting the prefix costly
+    edit_a = call("edit", {"filePath": a, "oldString": "x", "newString": "z"}, output="Edit applied successfully.")
+    edit_b = call("edit", {"filePath": b, "oldString": "x", "newString": "z"}, output="Edit applied successfully.")
+    messages = _timed(
+        [user(), write, big, user(), edit_a, user(), edit_b, user(), call("bash", {"command": "ls"}, output="ok")],
+        [0, 1, 1, 1, 1, 600, 1, 1, 1],
+    )
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state.update(messages)
+    (first,) = state.in_force()
+    (grown,) = state.waiting()
+    assert first.cuts is not None and len(first.cuts) == 1  # a's block, written when the cache was cold
+    assert grown.cuts is not None and len(grown.cuts) == 2 and grown.replaces is first
+    # The output keeps its first cut meanwhile rather than falling back to the original.
+    patches = plan(messages, state.applied)
+    assert [d.value for d, _ in patches] == [first.value]
+    later = _timed([user(), assistant(tool_part("bash", {"command": "pwd"}, output="ok"))], [600, 1], messages)
+    state.update(messages + later)
+    assert state.in_force() == [grown] and first.superseded and state.waiting() == []
+    assert state.in_force_count == 1
+
+
+def test_an_output_that_already_is_a_placeholder_is_never_replaced_by_another() -> None:
+    long_placeholder = "[dcp: output removed earlier by a rule with a rather long explanation] " + "." * 200
+    older = call("read", {"filePath": "/p/a.py"}, output=long_placeholder)
+    messages = [user(), older, call("read", {"filePath": "/p/a.py"}, output=BIG)]
+    out, runtime = run(messages)
+    assert out[1]["parts"][0]["state"]["output"] == long_placeholder
+    assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]

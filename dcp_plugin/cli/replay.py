@@ -14,6 +14,8 @@ from rich.table import Table
 
 from dcp_plugin.cli.groups import positive_int
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.strategies import REGISTRY
+from dcp_plugin.replay.contributions import Contribution, contributions
 from dcp_plugin.replay.engine import ReplayReport, replay
 
 PRICING_CHOICES = ("auto", "anthropic", "anthropic-1h", "openai", "google", "none")
@@ -55,7 +57,13 @@ def add_parser(subparsers: Any) -> None:
         "--compare",
         type=Path,
         metavar="OTHER_JSONC",
-        help="also replay with this dcp.jsonc and show both side by side (same session, same pricing)",
+        help="also replay with this dcp.jsonc and show both side by side (same session, same pricing), "
+        "with what each strategy buys in each",
+    )
+    p.add_argument(
+        "--by-strategy",
+        action="store_true",
+        help="show what each enabled strategy buys: the session replayed again with that strategy alone turned off",
     )
     p.set_defaults(func=run)
 
@@ -102,23 +110,37 @@ def run(args: argparse.Namespace) -> int:
     if not messages:
         print(f"dcp replay: {path}: the session has no messages", file=sys.stderr)
         return 1
-    report = _replay(messages, directory, config, args.pricing, not args.json, "replaying")
-    compared = (
-        _replay(messages, directory, other, args.pricing, not args.json, "replaying the comparison")
-        if other is not None
-        else None
-    )
+    show = not args.json
+
+    def again(with_config: DcpConfig, label: str) -> ReplayReport:
+        return _replay(messages, directory, with_config, args.pricing, show, label)
+
+    report = again(config, "replaying")
+    compared = again(other, "replaying the comparison") if other is not None else None
+    by_strategy = args.by_strategy or compared is not None
+    shares = contributions(report, config, again) if by_strategy else []
+    other_shares = contributions(compared, other, again) if compared is not None and other is not None else []
     if args.json:
         data = report.to_dict()
+        if by_strategy:
+            data["by_strategy"] = [c.to_dict() for c in shares]
         if compared is not None:
-            data["compare"] = {"config": str(args.compare), **compared.to_dict()}
+            data["compare"] = {
+                "config": str(args.compare),
+                **compared.to_dict(),
+                "by_strategy": [c.to_dict() for c in other_shares],
+            }
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     title = str(info.get("title") or ("stdin" if str(path) == "-" else path.name))
     print_report(report, title, args.rows)
+    base_name = str(args.config or "your config files")
     if compared is not None:
-        print_comparison(report, compared, str(args.config or "your config files"), str(args.compare))
+        print_comparison(report, compared, base_name, str(args.compare))
+    if by_strategy:
+        columns = [(base_name, shares)] + ([(str(args.compare), other_shares)] if compared is not None else [])
+        print_contributions(report, columns)
     return 0
 
 
@@ -231,3 +253,28 @@ def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, ot
     for index, label in enumerate(labels):
         table.add_row(label, rows[0][index], rows[1][index])
     console.print(table)
+
+
+def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Contribution]]]) -> None:
+    """What each strategy buys: the tokens and net cost the session loses when it alone is turned off."""
+    console = Console()
+    title = f"What each strategy buys: the session replayed without it ({report.pricing} pricing)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("strategy")
+    for name, _ in columns:
+        table.add_column(f"tokens saved\n{name}", justify="right")
+        table.add_column(f"net cost saved\n{name}", justify="right")
+    found = [{c.strategy: c for c in shares} for _, shares in columns]
+    names = [spec.name for spec in REGISTRY if any(spec.name in f for f in found)]
+    for strategy in names:
+        row = [strategy]
+        for per in found:
+            c = per.get(strategy)
+            row += [f"{c.tokens_saved:,}", f"{c.net_saved:,.0f}"] if c is not None else ["off", "off"]
+        table.add_row(*row)
+    console.print(table)
+    console.print(
+        "Each strategy left out in turn, everything else unchanged: what turning it off would cost you. "
+        "Overlapping strategies share the credit, so the rows need not add up to the total.",
+        highlight=False,
+    )

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger, signature
+from dcp_plugin.pipeline.ledger import CallRecord, Ledger
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 from dcp_plugin.pipeline.strategies import DEDUPLICATION
+from dcp_plugin.pipeline.strategies.deduplication import duplicate_signature
 
 
 @dataclass
@@ -66,6 +67,7 @@ def select(
     protected_tools: frozenset[str],
     protector: PathProtector,
     directory: str | None = None,
+    ignore_fields: Mapping[str, tuple[str, ...]] | None = None,
 ) -> SweepPlan:
     """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped.
 
@@ -80,7 +82,8 @@ def select(
         in_scope = list(records[-count:])
         plan = SweepPlan(scope=f"in the last {plural(count, 'tool call')}")
     history = list(messages)
-    referenced = _deduplicated_against(records, history) if in_scope else {}
+    ignored = ignore_fields or {}
+    referenced = _deduplicated_against(records, history, ignored) if in_scope else {}
     for record in in_scope:
         state = Ledger.state_of(history, record) or {}
         status = state.get("status", record.status)
@@ -88,7 +91,7 @@ def select(
         plan.labels[record.call_id] = call_label(record.tool, tool_input, directory)
         paths = extract_paths(record.tool, tool_input)
         owner = record.output_decision or record.input_decision
-        older = referenced.get(signature(record.tool, tool_input), 0) if owner is None else 0
+        older = referenced.get(duplicate_signature(record.tool, tool_input, ignored), 0) if owner is None else 0
         if owner is not None and owner.applied_at is None:
             # Decided but waiting for the cache scheduler: the user's sweep writes it now.
             plan.waiting.append(owner)
@@ -107,14 +110,16 @@ def select(
     return plan
 
 
-def _deduplicated_against(records: Sequence[CallRecord], messages: list[Any]) -> dict[bytes, int]:
+def _deduplicated_against(
+    records: Sequence[CallRecord], messages: list[Any], ignore_fields: Mapping[str, tuple[str, ...]]
+) -> dict[bytes, int]:
     """Per call signature, how many calls carry a placeholder that refers to the newest such call."""
     counts: dict[bytes, int] = {}
     for record in records:
         decision = record.output_decision
         if decision is not None and decision.strategy == DEDUPLICATION:
             state = Ledger.state_of(messages, record) or {}
-            key = signature(record.tool, state.get("input"))
+            key = duplicate_signature(record.tool, state.get("input"), ignore_fields)
             counts[key] = counts.get(key, 0) + 1
     return counts
 

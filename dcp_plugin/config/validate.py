@@ -253,6 +253,8 @@ def _expected(error: jsonschema.ValidationError) -> str:
         return " or ".join(_TYPE_NAMES.get(str(k), str(k)) for k in kinds)
     if error.validator == "enum":
         return "one of " + ", ".join(show_value(v) for v in rule)
+    if error.validator == "anyOf":
+        return ", or ".join(_form(option) for option in rule)
     kind = "a whole number" if error.schema.get("type") == "integer" else "a number"
     if error.validator == "minimum":
         return f"{kind} of at least {rule}"
@@ -263,6 +265,24 @@ def _expected(error: jsonschema.ValidationError) -> str:
     if error.validator == "format":
         return str(error.cause) if error.cause else f"a valid {rule}"
     return str(error.message)
+
+
+def _form(node: dict[str, Any]) -> str:
+    """One accepted form of a value that may take several: `one of "warn", "auto"`, `a whole number (at least 1000)`."""
+    if "enum" in node:
+        return "one of " + ", ".join(show_value(v) for v in node["enum"])
+    bounds = [
+        f"{word} {node[key]}"
+        for key, word in (
+            ("minimum", "at least"),
+            ("exclusiveMinimum", "above"),
+            ("maximum", "at most"),
+            ("exclusiveMaximum", "below"),
+        )
+        if key in node
+    ]
+    kind = _TYPE_NAMES.get(str(node.get("type")), str(node.get("type")))
+    return f"{kind} ({', '.join(bounds)})" if bounds else kind
 
 
 def remove_key_everywhere(data: Any, key: str) -> list[Path]:

@@ -46,7 +46,7 @@ from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.strategies import SWEEP
+from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
 
 log = logging.getLogger("dcp_plugin")
 
@@ -433,7 +433,13 @@ class Runtime:
                 return None
             state = session.state
             selection = select(
-                state.ledger.records, messages, count, state.config.sweep_protected(), state.protector, state.directory
+                state.ledger.records,
+                messages,
+                count,
+                state.config.sweep_protected(),
+                state.protector,
+                state.directory,
+                state.config.strategy_section(DEDUPLICATION).ignore_fields,
             )
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             applied = state.take_new_applied()

@@ -11,6 +11,9 @@ from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.tokens import json_chars, tokens_removed, tool_state_tokens
 
+# Every placeholder starts so. An output that already is one (a list pruned before, handed in
+# again) is never replaced by another one, nor read as content by a rule.
+PLACEHOLDER_PREFIX = "[dcp:"
 # Stable strings: the same text every time keeps the provider's prompt cache warm. Every one is
 # written with the id of the call it stands in for (see `tag`), so the model can name it.
 DUPLICATE_PLACEHOLDER = "[dcp: output removed - the same call was made again later; see the newer result]"
@@ -61,10 +64,14 @@ def tag(text: str, ident: str | None) -> str:
     The id goes before the first ``]``, so a placeholder keeps the prefix its kind is
     recognized by (``formats.kinds``); texts that are not the plugin's (``[dcp: ...]``) stay.
     """
-    if ident is None or not text.startswith("[dcp: "):
+    # A cut's text may start with the blank line it keeps before the placeholder.
+    lead = len(text) - len(text.lstrip("\n"))
+    if ident is None or not text.startswith("[dcp: ", lead):
         return text
-    end = text.find("]")
-    return text if end < 0 else f"{text[:end]} (id {ident}){text[end:]}"
+    end = text.find("]", lead)
+    if end < 0 or text[:end].endswith(f" (id {ident})"):  # no end, or named already (a cut carried over)
+        return text
+    return f"{text[:end]} (id {ident}){text[end:]}"
 
 
 def placeholder_for(text: str, call_id: str) -> str:
@@ -94,7 +101,9 @@ class Decision:
     ``expect_length`` describe a cut against the original for clients that apply patches
     themselves (the bridge). ``applied_at`` is the session request index it was first written
     in, None while it waits; ``superseded`` is set when a later decision on the same field
-    replaced it.
+    replaced it. ``replaces`` is the applied decision this one takes over from once it is
+    applied itself (until then that one stays in force, so the field never falls back to its
+    original while the new value waits for the scheduler).
     """
 
     record: CallRecord
@@ -106,6 +115,7 @@ class Decision:
     expect_length: int | None = None
     applied_at: int | None = None
     superseded: bool = False
+    replaces: Decision | None = None
     note: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
     withdraws: Decision | None = None  # the note this decision takes out again (the output as it was)
 
@@ -138,6 +148,11 @@ def shrink_strings(value: Any, placeholder: str, keep: frozenset[str] = frozense
     return value
 
 
+def is_placeholder(value: Any) -> bool:
+    """Whether a value is a whole placeholder the plugin wrote."""
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX)
+
+
 def output_is_cleared(state: dict[str, Any]) -> bool:
     """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
     when = state.get("time")
@@ -167,7 +182,7 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
         if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
             return None
         output = state["output"]
-        if output is None or json_chars(output) <= len(edit.text):
+        if output is None or json_chars(output) <= len(edit.text) or is_placeholder(output):
             return None
         return "output", edit.text, None
     if isinstance(edit, ShrinkInput):
@@ -179,7 +194,9 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
     output = state.get("output")
     if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state):
         return None
-    cuts = tuple(sorted(edit.cuts))
+    # Each cut must shrink its own range (its text names the call now, so it is longer than the
+    # strategy measured); the others still stand.
+    cuts = tuple(sorted(cut for cut in edit.cuts if len(cut[2]) < cut[1] - cut[0]))
     if not cuts or any(not (0 <= s < e <= len(output)) for s, e, _ in cuts):
         return None
     if any(cuts[i][1] > cuts[i + 1][0] for i in range(len(cuts) - 1)):

@@ -103,6 +103,12 @@ class Totals:
         return self.cost_without - self.cost_with
 
 
+def _more_saved(decision: Decision) -> int:
+    """What writing a pending decision removes beyond the decision it replaces (a cut grown, a cut made whole)."""
+    replaced = decision.replaces
+    return decision.tokens_saved - (replaced.tokens_saved if replaced is not None else 0)
+
+
 class Scheduler:
     """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
 
@@ -155,7 +161,7 @@ class Scheduler:
             bisect.insort(self._pending_at, index)
         else:
             found.append(decision)
-        self._waiting.add(index, decision.tokens_saved)
+        self._waiting.add(index, _more_saved(decision))
 
     def unpend(self, decision: Decision) -> None:
         """Drop a waiting decision (a later one on the same field replaced it)."""
@@ -163,16 +169,10 @@ class Scheduler:
         found = self._pending.get(index, [])
         if decision in found:
             found.remove(decision)
-            self._waiting.add(index, -decision.tokens_saved)
+            self._waiting.add(index, -_more_saved(decision))
             if not found:
                 del self._pending[index]
                 self._pending_at.pop(bisect.bisect_left(self._pending_at, index))
-
-    def retire(self, decision: Decision) -> None:
-        """An applied decision stops being written (a later one on the same field replaced it)."""
-        self._sent.add(decision.record.message_index, decision.tokens_saved)
-        self.saved -= decision.tokens_saved
-        self._mark_dirty(decision.record.message_index)
 
     def force(self, decisions: list[Decision], point: int) -> None:
         """Write these pending decisions now, outside any request (a user's sweep)."""
@@ -253,7 +253,7 @@ class Scheduler:
         applied: list[Decision] = []
         for index in indexes:
             for decision in self._pending.pop(index):
-                self._waiting.add(index, -decision.tokens_saved)
+                self._waiting.add(index, -_more_saved(decision))
                 self._apply(decision, number)
                 applied.append(decision)
         applied.sort(key=lambda d: d.record.seq)
@@ -261,8 +261,15 @@ class Scheduler:
 
     def _apply(self, decision: Decision, number: int) -> None:
         decision.applied_at = number
-        self._sent.add(decision.record.message_index, -decision.tokens_saved)
+        index = decision.record.message_index
+        self._sent.add(index, -decision.tokens_saved)
         self.saved += decision.tokens_saved
+        replaced = decision.replaces
+        if replaced is not None and not replaced.superseded:
+            # The same field: the new value takes over in this very write, so no extra rewrite.
+            replaced.superseded = True
+            self._sent.add(index, replaced.tokens_saved)
+            self.saved -= replaced.tokens_saved
 
     def _mark_dirty(self, index: int) -> None:
         self._dirty_from = index if self._dirty_from is None else min(self._dirty_from, index)

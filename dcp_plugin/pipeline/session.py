@@ -8,14 +8,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
-from dcp_plugin.budget.thresholds import compute_thresholds, tier
+from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
-from dcp_plugin.pipeline.placeholders import Decision, Edit, decide, note, sweep_edit, withdrawal
+from dcp_plugin.pipeline.placeholders import (
+    CutOutput,
+    Decision,
+    Edit,
+    ShrinkInput,
+    decide,
+    note,
+    sweep_edit,
+    withdrawal,
+)
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
@@ -84,11 +93,16 @@ class SessionState:
         self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
         self.in_force_count = 0  # how many applied decisions are in force
-        self._young: list[tuple[int, int, CallRecord, str, Edit]] = []
+        self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
+        self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
+        self._open_end = -1  # messages of the latest update's own request, not known to be answered yet
+        self._user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there
         self._list: Decision | None = None  # the newest prunable list written
         self._timeline = 0  # messages read for request points, times and models
         self._time_ms = 0  # newest timestamp among them
         self._model: ModelRef | None = None  # newest model they name
+        self._ladder_model: ModelRef | None = None
+        self._ladder_value: Thresholds | None = None
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -106,6 +120,9 @@ class SessionState:
         self.new_applied = []
         self.in_force_count = 0
         self._young = []
+        self._young_order = itertools.count()
+        self._open_end = -1
+        self._user_saved = 0
         self._list = None
         self._timeline = 0
         self._time_ms = 0
@@ -172,13 +189,19 @@ class SessionState:
         end = len(messages)
         for index in range(self._timeline, end):
             message = messages[index]
-            if index > self.scheduled_end and is_assistant(message):
-                self._sync(messages, index, changed_from)
-                changed_from = None
-                self._schedule(messages, index)
+            if is_assistant(message):
+                if index > self.scheduled_end:
+                    self._sync(messages, index, changed_from, point=True)
+                    changed_from = None
+                    self._schedule(messages, index)
+                elif index == self._open_end:
+                    # The request the last update ended with was answered: its messages are a point now.
+                    self._sync(messages, index, changed_from, point=True)
+                    changed_from = None
             self._read(message, index)
             self._timeline = index + 1
-        self._sync(messages, end, changed_from)
+        self._sync(messages, end, changed_from, point=False)
+        self._open_end = end
         if request and end > self.scheduled_end:
             self._schedule(messages, end)
 
@@ -199,12 +222,10 @@ class SessionState:
     def _schedule(self, messages: Sequence[Any], count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         model = (self._model or ModelRef()).merged_over(self.host_model)
-        limit, _ = resolve_context_limit(model.model_id, model.context_limit)
         tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
-        thresholds = compute_thresholds(limit)
-        reached = tier(tokens, thresholds)
+        ladder = self._ladder()
         listing = self.tools.listing(
-            self.ledger, messages, self.directory, self.scheduled_end, count, reached, tokens, limit
+            self.ledger, messages, self.directory, self.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
         if listing is not None:
             self._write_list(messages, listing.host, listing.text)
@@ -213,7 +234,7 @@ class SessionState:
             self._time_ms,
             (model.provider_id, model.model_id),
             pricing_for(model, self.config.cache),
-            tokens >= thresholds.auto,
+            tokens >= ladder.auto,
         )
         self.points += 1
         for decision in self.scheduler.at(point, self.points):
@@ -241,48 +262,72 @@ class SessionState:
             previous.record.note = gone
             self._pend(gone)
 
-    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None) -> None:
+    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None, *, point: bool) -> None:
+        """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.
+
+        ``point``: these messages are exactly those of a request the history shows was made and
+        answered (the next message is the model's); only then do strategies that act on the
+        context's size look at it, so they act at the same places in every run.
+        """
         ledger = self.ledger
         result = ledger.sync(messages, changed_from, end)
         if any(record.message_index < self.scheduled_end for record in result.finished):
             raise _LateChange()
-        proposals: dict[str, list[tuple[CallRecord, Edit]]] = {name: [] for name, _ in self.strategies}
-        manual: list[CallRecord] = []
-        calls: list[tuple[CallRecord, dict[str, Any]]] = []
-        tools = self.tools
-        for record in result.finished:
-            state = ledger.state_of(messages, record) or {}
-            paths = extract_paths(record.tool, state.get("input"))
-            call = FinishedCall(
-                record,
-                state,
-                paths,
-                absolute_path(paths[0], self.directory) if paths else None,
-                self.protector.is_protected(paths) if paths else False,
-            )
-            if record.call_id in self.manual:
-                manual.append(record)
-            if tools.owns(record):
-                calls.append((record, state))
-            tools.observe(record, state, call.protected)
-            for name, strategy in self.strategies:
-                proposals[name].extend(strategy.observe(call))
-        if calls:
-            # Before this sync's proposals: a call is judged on the history before its message.
-            self._take_calls(messages, calls)
-        progress = Progress(ledger.turn, result.new_turns)
+        # Each call's consequences are decided before the next call's, strategies in registry
+        # order: who claims a field first follows the conversation, however requests cut it.
+        finished = result.finished
+        first = 0
+        while first < len(finished):
+            # One message's calls at a time: the model's tool calls among them are judged on the
+            # history before that message, as they were when the host ran them.
+            index = finished[first].message_index
+            last = first
+            while last < len(finished) and finished[last].message_index == index:
+                last += 1
+            group = finished[first:last]
+            first = last
+            states = [ledger.state_of(messages, record) or {} for record in group]
+            owned = [(record, state) for record, state in zip(group, states) if self.tools.owns(record)]
+            if owned:
+                self._take_calls(messages, owned)
+            for record, state in zip(group, states):
+                self._observe(messages, record, state)
+        self._release_young(messages)
+        # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        progress = Progress(
+            ledger.turn,
+            result.new_turns,
+            point,
+            self._ladder(),
+            self.directory,
+            lambda: self._context_tokens(end),
+            lambda record: ledger.state_of(messages, record),
+        )
         for name, strategy in self.strategies:
-            proposals[name].extend(strategy.advance(progress))
-        for record in manual:
-            state = ledger.state_of(messages, record) or {}
-            decision = self._decide(messages, record, self.manual[record.call_id], sweep_edit(state))
-            if decision is not None and decision.applied_at is None:
-                self._force([decision])
-        # Strategy order decides ties: the first strategy to claim a field keeps it.
-        for name, found in proposals.items():
-            for record, edit in found:
+            for record, edit in strategy.advance(progress):
                 self._gate(messages, record, name, edit)
         self._release_young(messages)
+
+    def _observe(self, messages: Sequence[Any], record: CallRecord, state: dict[str, Any]) -> None:
+        """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
+        paths = extract_paths(record.tool, state.get("input"))
+        call = FinishedCall(
+            record,
+            state,
+            paths,
+            absolute_path(paths[0], self.directory) if paths else None,
+            self.protector.is_protected(paths) if paths else False,
+            self.directory,
+        )
+        self.tools.observe(record, state, call.protected)
+        reason = self.manual.get(record.call_id)
+        if reason is not None:
+            decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
+            if decision is not None and decision.applied_at is None:
+                self._force([decision])
+        for name, strategy in self.strategies:
+            for target, edit in strategy.observe(call):
+                self._gate(messages, target, name, edit)
 
     # -- the model's tools --------------------------------------------------------------------
     def _scope(self, messages: Sequence[Any]) -> Scope:
@@ -298,29 +343,25 @@ class SessionState:
         )
 
     def _take_calls(self, messages: Sequence[Any], calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
-        """Judge the model's calls of the tools found in the history, and make the prunes of accepted ones.
+        """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
-        The calls of one message are judged independently, as they were when the host ran them
-        (none of them had seen another's result); a call whose stored result says it was
-        refused, or that failed, never prunes anything.
+        The calls are judged independently, as they were when the host ran them (none of them had
+        seen another's result); a call whose stored result says it was refused, or that failed,
+        never prunes anything.
         """
         scope = self._scope(messages)
-        by_message: dict[int, list[tuple[CallRecord, dict[str, Any]]]] = {}
+        verdicts: list[Verdict] = []
         for record, state in calls:
-            by_message.setdefault(record.message_index, []).append((record, state))
-        for group in by_message.values():
-            verdicts: list[Verdict] = []
-            for record, state in group:
-                verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
-                output = state.get("output")
-                stored_ok = state.get("status") == "completed" and not (isinstance(output, str) and output.startswith(REFUSED))
-                if verdict.accepted and not stored_ok:
-                    verdict = Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
-                verdicts.append(verdict)
-            for verdict in verdicts:
-                for record, edit in verdict.prunes if verdict.accepted else ():
-                    self._decide(messages, record, verdict.tool, edit)
-            self.tools.record(verdicts, [r.step for r, _ in group], [r.turn for r, _ in group])
+            verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
+            output = state.get("output")
+            stored_ok = state.get("status") == "completed" and not (isinstance(output, str) and output.startswith(REFUSED))
+            if verdict.accepted and not stored_ok:
+                verdict = Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
+            verdicts.append(verdict)
+        for verdict in verdicts:
+            for target, edit in verdict.prunes if verdict.accepted else ():
+                self._decide(messages, target, verdict.tool, edit)
+        self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
 
     def judge_call(self, messages: Sequence[Any], name: str, arguments: Any, call_id: str) -> Verdict:
         """The verdict on a call the host is about to run, against the history synced so far.
@@ -338,10 +379,30 @@ class SessionState:
             call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
         return judge(self._scope(messages), call)
 
+    def _context_tokens(self, end: int) -> int:
+        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
+
+        Waiting decisions count as written: what a strategy decides never depends on when the
+        scheduler writes placeholders.
+        """
+        scheduler = self.scheduler
+        # What a user swept does not count: a restart re-applies sweeps from the start, where they
+        # would otherwise have relieved the pressure earlier than they did the first time.
+        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self._user_saved
+
+    def _ladder(self) -> Thresholds:
+        """The budget ladder of the model the current request goes to (remembered per model)."""
+        model = (self._model or ModelRef()).merged_over(self.host_model)
+        if model != self._ladder_model or self._ladder_value is None:
+            limit, _ = resolve_context_limit(model.model_id, model.context_limit)
+            self._ladder_model = model
+            self._ladder_value = compute_thresholds(limit)
+        return self._ladder_value
+
     def _gate(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> None:
         protection = self.config.turn_protection
         if protection.enabled and self.ledger.turn - record.turn < protection.turns:
-            heapq.heappush(self._young, (record.turn, record.seq, record, name, edit))
+            heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
         else:
             self._decide(messages, record, name, edit)
 
@@ -351,40 +412,67 @@ class SessionState:
             return
         limit = self.ledger.turn - self.config.turn_protection.turns
         while young and young[0][0] <= limit:
-            _, _, record, name, edit = heapq.heappop(young)
+            _, _, _, record, name, edit = heapq.heappop(young)
             self._decide(messages, record, name, edit)
 
-    def _decide(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> Decision | None:
+    def _decide(
+        self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
+    ) -> Decision | None:
         state = self.ledger.state_of(messages, record)
-        decision = decide(record, name, edit, state) if state is not None else None
+        if state is None:
+            return None
+        field = "input" if isinstance(edit, ShrinkInput) else "output"
+        current = record.output_decision if field == "output" else record.input_decision
+        if current is not None:
+            # The first whole replacement of a field keeps it. A partial cut gives way to a whole
+            # replacement, and a later cut joins an earlier one: both sets of ranges are cut.
+            if current.cuts is None:
+                return None
+            if isinstance(edit, CutOutput):
+                edit = CutOutput(tuple(sorted(set(current.cuts) | set(edit.cuts))))
+        decision = decide(record, name, edit, state)
         if decision is None:
             return None
-        current = record.output_decision if decision.field == "output" else record.input_decision
         if current is not None:
-            # The first decision on a field keeps it; only a partial cut gives way to a whole replacement.
-            if current.cuts is None or decision.cuts is not None:
+            if decision.cuts == current.cuts:
                 return None
-            self._retire(current)
+            self._supersede(current, decision)
+        elif decision.field == "output" and record.note is not None:
+            self._take_over_note(record.note, decision)
+            record.note = None
+        if by_user:
+            self._user_saved += decision.tokens_saved - (current.tokens_saved if current is not None else 0)
         if decision.field == "output":
             record.output_decision = decision
-            self.tools.pruned(record)
-            if record.note is not None:
-                self._drop_note(record.note)
-                record.note = None
+            if decision.cuts is None:
+                self.tools.pruned(record)  # a whole placeholder: no longer the model's to prune
         else:
             record.input_decision = decision
         self._pend(decision)
         return decision
 
-    def _drop_note(self, current: Decision) -> None:
-        """A prune rewrites a whole output: a list appended to it goes with it (a withdrawal still waiting too)."""
-        gone = current.withdraws
-        if gone is None:
-            self._retire(current)
+    def _supersede(self, current: Decision, decision: Decision) -> None:
+        """``decision`` replaces ``current`` on its field: at once while ``current`` waits, else when written."""
+        if current.applied_at is None:
+            current.superseded = True
+            self.scheduler.unpend(current)
+            decision.replaces = current.replaces
+        else:
+            decision.replaces = current
+
+    def _take_over_note(self, current: Decision, decision: Decision) -> None:
+        """A prune rewrites an output that carries a prunable list: the list goes when the prune is written.
+
+        ``current`` is the list, or the withdrawal that takes it out again; a withdrawal still
+        waiting is dropped, one already written has taken the list out and stays as it is.
+        """
+        listed = current.withdraws
+        if listed is None:
+            self._supersede(current, decision)
         elif current.applied_at is None:
-            self._retire(current)
-            self._retire(gone)
-        # A withdrawal already written took the list out: nothing is left to drop.
+            current.superseded = True
+            self.scheduler.unpend(current)
+            self._supersede(listed, decision)
 
     def _pend(self, decision: Decision) -> None:
         self.decisions.append(decision)
@@ -392,15 +480,6 @@ class SessionState:
         if not self.scheduler.enabled:
             # `cache.scheduler: false`: written as soon as it is made, as the first release did.
             self._force([decision])
-
-    def _retire(self, decision: Decision) -> None:
-        decision.superseded = True
-        if decision.applied_at is None:
-            self.scheduler.unpend(decision)
-        else:
-            self.scheduler.retire(decision)
-            if not decision.note:
-                self.in_force_count -= 1
 
     def _force(self, decisions: list[Decision]) -> None:
         self.scheduler.force(decisions, self.points)
@@ -412,8 +491,10 @@ class SessionState:
             # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
             decision.withdraws.superseded = True
         self.applied.append(decision)
-        if not decision.note:
-            self.new_applied.append(decision)
+        if decision.note:
+            return
+        self.new_applied.append(decision)
+        if decision.replaces is None or decision.replaces.note:
             self.in_force_count += 1
 
     # -- user decisions ----------------------------------------------------------------------
@@ -434,7 +515,7 @@ class SessionState:
             state = self.ledger.state_of(messages, record)
             if state is None:
                 continue
-            decision = self._decide(messages, record, reason, sweep_edit(state))
+            decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
             if decision is not None:
                 done.append(decision)
         self._force([d for d in done if d.applied_at is None])

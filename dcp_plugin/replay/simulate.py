@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -23,6 +24,14 @@ _WORDS = (
     "value index result config parser token session buffer handler request response cache "
     "record message part state error output input path module client server budget limit"
 ).split()
+_DIAGNOSTICS = (
+    '"{}" is not defined',
+    'Import "{}" could not be resolved',
+    'Argument of type "{}" cannot be assigned to parameter of type "int"',
+    "Expected expression",
+    'Cannot access attribute "{}" for class "None"',
+)
+_DESCRIPTIONS = ("Run checks", "Run the checks again", "Verify the fix", "Re-run the tests", "Check it passes now")
 _USER_ASKS = (
     "Fix the failing test in {f}.",
     "Add input validation to {f} and cover it with a test.",
@@ -34,9 +43,19 @@ _USER_ASKS = (
 )
 
 
+def _diagnostics_block(file: str, header: str, errors: list[str]) -> str:
+    lines = "\n".join(errors)
+    return f'\n\nLSP errors detected in {header}:\n<diagnostics file="{file}">\n{lines}\n</diagnostics>'
+
+
 class _Sim:
-    def __init__(self, seed: int, directory: str, busy: bool = False) -> None:
+    def __init__(self, seed: int, directory: str, busy: bool = False, lsp: bool = False) -> None:
         self.busy = busy
+        self.lsp = lsp
+        # The language server has a stream of its own too: with `lsp` a seed's session does the same
+        # calls, only their results carry what OpenCode adds.
+        self.lsp_rng = random.Random(seed * 104729 + 3)
+        self.errors: dict[str, list[str]] = {}  # per absolute path, the errors the server reports now
         self.rng = random.Random(seed)
         # Time has a stream of its own, so modelling it never changes what a seed's session says.
         self.time_rng = random.Random(seed * 7919 + 1)
@@ -171,6 +190,39 @@ class _Sim:
             }
         )
 
+    # -- what OpenCode adds with a language server (`lsp`) -------------------------------------
+    def diagnose(self, path: str, other_files: bool) -> str:
+        """The diagnostics OpenCode 1.18 appends after writing ``path`` (errors only, 20 at most per file).
+
+        The written file has errors about a third of the time; a write also reports up to five
+        other files that still have errors, an edit only its own file.
+        """
+        rng = self.lsp_rng
+        target = self.abs(path.removeprefix("./"))
+        if rng.random() < 0.35:
+            errors = []
+            for _ in range(rng.randint(1, 4)):
+                line, column = rng.randint(1, 120), rng.randint(1, 40)
+                errors.append(f"ERROR [{line}:{column}] " + rng.choice(_DIAGNOSTICS).format(rng.choice(_WORDS)))
+            self.errors[target] = errors
+        else:
+            self.errors.pop(target, None)
+        text = ""
+        if other_files:
+            others = [f for f in self.errors if f != target][:5]
+            text += "".join(_diagnostics_block(f, "other files", self.errors[f]) for f in others)
+        if target in self.errors:
+            text += _diagnostics_block(target, "this file, please fix", self.errors[target])
+        return text
+
+    def description(self, usual: str) -> str:
+        """How the model words a bash call's description this time (with `lsp`; otherwise always the same)."""
+        return self.lsp_rng.choice(_DESCRIPTIONS) if self.lsp else usual
+
+    def todo_output(self, todos: list[dict[str, Any]]) -> str:
+        """What todowrite returns: OpenCode sends the whole list back as JSON."""
+        return json.dumps(todos, indent=2) if self.lsp else f"{len(todos)} todos"
+
     # -- tool calls --------------------------------------------------------------------------
     def read_output(self, path: str) -> str:
         body = "\n".join(f"{i}: {line}" for i, line in enumerate(self.content(path).split("\n"), 1))
@@ -193,11 +245,14 @@ class _Sim:
             if rng.random() < 0.12:
                 return "edit", {"filePath": self.abs(path), "oldString": old + "x", "newString": new}, "", "oldString not found in content"
             self.contents[path] = self.content(path).replace(old, new, 1)
-            return "edit", {"filePath": self.abs(path), "oldString": old, "newString": new, "replaceAll": None}, "Edit applied successfully.", None
+            edited = "Edit applied successfully." + (self.diagnose(path, False) if self.lsp else "")
+            edit = {"filePath": self.abs(path), "oldString": old, "newString": new, "replaceAll": None}
+            return "edit", edit, edited, None
         if roll < 0.66:
             self.contents[path] = self.content(path) + "\n" + " ".join(rng.choice(_WORDS) for _ in range(8))
             target = path if rng.random() < 0.5 else "./" + path
-            return "write", {"filePath": target, "content": self.contents[path]}, "Wrote file successfully.", None
+            wrote = "Wrote file successfully." + (self.diagnose(target, True) if self.lsp else "")
+            return "write", {"filePath": target, "content": self.contents[path]}, wrote, None
         if roll < 0.70:
             script = "\n".join(f"echo {rng.choice(_WORDS)} >> {path}" for _ in range(rng.randint(5, 40)))
             if rng.random() < 0.5:
@@ -208,30 +263,34 @@ class _Sim:
             command = rng.choice(["pytest -q", "pytest -q tests/test_core.py", "ruff check .", "git status", "python -m build"])
             if rng.random() < 0.3:
                 log = "\n".join(f"E   {rng.choice(_WORDS)} {rng.choice(_WORDS)} failed" for _ in range(rng.randint(5, 60)))
-                return "bash", {"command": command, "description": "Run checks", "timeout": None}, "", f"Command failed with exit code 1\n{log}"
+                failed = {"command": command, "description": self.description("Run checks"), "timeout": None}
+                return "bash", failed, "", f"Command failed with exit code 1\n{log}"
             out = "\n".join(f"{rng.choice(_WORDS)} ok" for _ in range(rng.randint(3, 80)))
-            return "bash", {"command": command, "description": "Run checks"}, out, None
+            return "bash", {"command": command, "description": self.description("Run checks")}, out, None
         if roll < 0.90:
             pattern = rng.choice(_WORDS)
             hits = "\n".join(f"{self.abs(rng.choice(self.files))}:{rng.randint(1, 200)}: {pattern}" for _ in range(rng.randint(1, 30)))
             return "grep", {"pattern": pattern, "path": self.directory, "include": None}, hits, None
         if roll < 0.95:
             todos = [{"content": f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}", "status": "pending", "id": str(i)} for i in range(rng.randint(1, 5))]
-            return "todowrite", {"todos": todos}, f"{len(todos)} todos", None
+            return "todowrite", {"todos": todos}, self.todo_output(todos), None
         if roll < 0.98:
             return "glob", {"pattern": "src/**/*.py", "path": None}, "\n".join(self.abs(f) for f in self.files[:12]), None
         return "task", {"description": "Investigate", "prompt": f"Look into {path}", "subagent_type": "general"}, "The sub-agent found nothing unusual.", None
 
 
 def generate_session(
-    messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY, busy: bool = False
+    messages: int = 400, seed: int = 1, directory: str = DEFAULT_DIRECTORY, busy: bool = False, lsp: bool = False
 ) -> dict[str, Any]:
     """A session of about ``messages`` messages that looks like real coding work, same for the same seed.
 
     ``busy``: a heavier agent, with several tool calls per step (about 1.2 per message) and
     files of 80-400 lines, so outputs are long.
+    ``lsp``: the same calls, with results as OpenCode writes them in a project with a language
+    server: diagnostics blocks in write and edit results, todo lists sent back as JSON, and
+    bash descriptions worded differently from one run to the next.
     """
-    sim = _Sim(seed, directory, busy)
+    sim = _Sim(seed, directory, busy, lsp)
     rng = sim.rng
     while len(sim.messages) < messages:
         focus = rng.choice(sim.files[:-1])
@@ -259,7 +318,6 @@ def generate_session(
 def main(argv: list[str] | None = None) -> int:
     """`python -m dcp_plugin.replay.simulate`: write a generated session as JSON."""
     import argparse
-    import json
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m dcp_plugin.replay.simulate", description=generate_session.__doc__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,19 @@ class OpencodeProject:
         text = out.read_text(encoding="utf-8")
         # Some versions print a status line before the JSON document.
         return json.loads(text[text.index("{") :])
+
+
+def install_plugin(project: Path) -> subprocess.CompletedProcess[str]:
+    """`dcp opencode install` into the project, pinned to the interpreter running the tests (this checkout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "install"]
+        + ["--project", str(project), "--python", sys.executable],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+        check=False,
+    )
 
 
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:

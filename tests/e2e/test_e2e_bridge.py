@@ -10,13 +10,20 @@ is expected, and nowhere else.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_provider import Step, Text, ToolCall
+from opencode_harness import (
+    export_ignored_texts,
+    export_tool_parts,
+    install_plugin,
+    results_by_call,
+    tool_call_arguments,
+)
 
 from dcp_plugin.pipeline.placeholders import (
     DUPLICATE_PLACEHOLDER,
@@ -68,17 +75,6 @@ def two_runs(sc, pure: bool) -> dict[str, Any]:
     first = sc.opencode.run(FIRST_PROMPT, pure=pure)
     second = sc.opencode.run(SECOND_PROMPT, pure=pure, session=first.session_id)
     return {"first": first, "second": second, "session": first.session_id}
-
-
-def install_plugin(project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "install", "--project", str(project), "--python", sys.executable],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO_ROOT,
-        check=False,
-    )
 
 
 def bridged_session(sc) -> dict[str, Any]:

@@ -83,7 +83,7 @@ async function realPlugin(t) {
     sent.push(body);
     return request(body, timeoutMs);
   };
-  return { hooks, client, sent, transforms: () => sent.filter((b) => b.op === "transform") };
+  return { hooks, client, sent, project, transforms: () => sent.filter((b) => b.op === "transform") };
 }
 
 test("a session against the real bridge: duplicates, a late tool part, an undo and /dcp", { skip }, async (t) => {
@@ -170,4 +170,66 @@ test("the real bridge offers the tools, and a discard the model calls prunes at 
   await hooks["experimental.chat.system.transform"]({ sessionID: SID }, system);
   assert.match(system.system[1], /^\[dcp: instructions\]/);
   assert.equal(client.calls.logs.filter((l) => l.level === "warn" || l.level === "error").length, 0, JSON.stringify(client.calls.logs));
+});
+
+// What Python's own hosts send for each list (a pluggy host writes the same decisions in place).
+function pythonOutputs(project, lists) {
+  const code = [
+    "import copy, json, sys",
+    "from dcp_plugin.config.model import DcpConfig",
+    "from dcp_plugin.host.runtime import Runtime",
+    "lists = json.load(sys.stdin)",
+    "runtime = Runtime(sys.argv[1], DcpConfig.model_validate({'cache': {'scheduler': False}}))",
+    "out = []",
+    "for messages in lists:",
+    "    sent = copy.deepcopy(messages)",
+    "    runtime.transform({}, {'messages': sent})",
+    "    out.append([p['state'].get('output') for m in sent for p in m['parts'] if p.get('type') == 'tool'])",
+    "print(json.dumps(out))",
+  ].join("\n");
+  const done = spawnSync(PYTHON, ["-c", code, project], { input: JSON.stringify(lists), encoding: "utf8", env: { ...process.env, PYTHONPATH } });
+  assert.equal(done.status, 0, done.stderr);
+  return JSON.parse(done.stdout);
+}
+
+function toolCall(tool, input, output) {
+  const id = newId("msg");
+  return {
+    info: { id, sessionID: SID, role: "assistant" },
+    parts: [{ id: newId("prt"), sessionID: SID, messageID: id, type: "tool", tool, callID: newId("call"), state: { status: "completed", input, output, title: tool, metadata: {}, time: { start: 1, end: 2 } } }],
+  };
+}
+
+test("diagnostics cuts from the real bridge leave the same text as Python's own hosts, emoji included", { skip }, async (t) => {
+  const { hooks, project } = await realPlugin(t);
+  const a = path.join(project, "src", "a.py");
+  const b = path.join(project, "src", "b.py");
+  const block = (file, header, ...errors) => `\n\nLSP errors detected in ${header}:\n<diagnostics file="${file}">\n${errors.join("\n")}\n</diagnostics>`;
+  // Characters outside the Basic Multilingual Plane before and between the blocks: offsets in
+  // UTF-16 code units (JavaScript) and in code points (Python) differ there.
+  const written = "Wrote file successfully. \u{1F600}\u{1F680}" +
+    block(a, "this file, please fix", "ERROR [1:1] \u{1F4A5} bad token", "ERROR [2:4] Expected expression") +
+    block(b, "other files", "ERROR [3:1] Import \u{1F9E9} could not be resolved", "ERROR [5:2] Undefined name");
+  const steps = [
+    [user("write a"), toolCall("write", { filePath: a, content: "x = \u{1F600}\n" }, written)],
+    [user("fix a"), toolCall("edit", { filePath: a, oldString: "x", newString: "y" }, "Edit applied successfully.")],
+    [user("fix b"), toolCall("edit", { filePath: b, oldString: "u", newString: "v" }, "Edit applied successfully.")],
+  ];
+  const lists = [];
+  let history = [];
+  for (const step of steps) {
+    history = [...history, ...step];
+    lists.push(structuredClone(history));
+  }
+  const expected = pythonOutputs(project, lists);
+  const seen = [];
+  for (const list of lists) {
+    const out = await transform(hooks, structuredClone(list));
+    seen.push(out.flatMap((m) => m.parts.filter((p) => p.type === "tool").map((p) => p.state.output)));
+  }
+  assert.deepEqual(seen, expected);
+  // One block cut after the first edit, both after the second, the result line kept throughout.
+  assert.equal((seen[1][0].match(/<diagnostics /g) || []).length, 1);
+  assert.equal((seen[2][0].match(/<diagnostics /g) || []).length, 0);
+  assert.ok(seen[2][0].startsWith("Wrote file successfully. \u{1F600}\u{1F680}\n\n[dcp: outdated diagnostics for src/a.py"));
 });

@@ -205,7 +205,7 @@ def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int
         return "the call " + ("failed, so it has no output" if state.get("status") == "error" else "has not finished")
     if tp.enabled and call.turn - record.turn < tp.turns:
         return f"made in the last {tp.turns} user turns, which are protected"
-    if owner is not None:
+    if owner is not None and owner.cuts is None:  # a partial cut (stale diagnostics) gives way to a whole prune
         when = "" if owner.applied_at is not None else "; its placeholder is written when that pays"
         return f"already pruned ({owner.strategy}{when})"
     preview = decide(record, call.name, edit, state)
@@ -245,12 +245,17 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
 
 
 def restorable(record: CallRecord) -> list[Decision]:
-    """The decisions whose placeholders are written for a call now: what restore brings back."""
-    return [
-        d
-        for d in (record.output_decision, record.input_decision)
-        if d is not None and d.applied_at is not None and not d.superseded
-    ]
+    """The decisions whose placeholders are written for a call now: what restore brings back.
+
+    A decision waiting for the scheduler leaves the one it replaces written meanwhile.
+    """
+    found: list[Decision] = []
+    for decision in (record.output_decision, record.input_decision):
+        while decision is not None and (decision.applied_at is None or decision.superseded):
+            decision = decision.replaces
+        if decision is not None and not decision.note:
+            found.append(decision)
+    return found
 
 
 def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:

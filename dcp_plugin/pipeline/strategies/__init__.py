@@ -4,14 +4,35 @@ Adding a strategy: write its module (a config section, a class following
 :class:`~dcp_plugin.pipeline.strategies.base.Strategy`, and a ``SPEC``), list the ``SPEC``
 in ``REGISTRY``, describe its section in ``schema/dcp.schema.json`` and add its row to the
 README table. Nothing else names strategies.
+
+Order matters only where two strategies claim the same field of the same call because of the
+same newer call: the first listed keeps it. Otherwise the claim that came first in the
+conversation keeps it (a cut gives way to a whole replacement). ``maskOldOutputs`` is last: it
+masks only what no rule proved obsolete.
 """
 
 from __future__ import annotations
 
-from dcp_plugin.pipeline.strategies import deduplication, purge_errors, supersede_writes
+from dcp_plugin.pipeline.strategies import (
+    deduplication,
+    mask_old_outputs,
+    purge_errors,
+    stale_diagnostics,
+    supersede_writes,
+    superseded_reads,
+    superseded_todos,
+)
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, Strategy, StrategySpec
 
-REGISTRY: tuple[StrategySpec, ...] = (deduplication.SPEC, supersede_writes.SPEC, purge_errors.SPEC)
+REGISTRY: tuple[StrategySpec, ...] = (
+    deduplication.SPEC,
+    supersede_writes.SPEC,
+    purge_errors.SPEC,
+    stale_diagnostics.SPEC,
+    superseded_reads.SPEC,
+    superseded_todos.SPEC,
+    mask_old_outputs.SPEC,
+)
 STRATEGY_ORDER: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 
 # Decisions that come from the user or the model rather than from a strategy.

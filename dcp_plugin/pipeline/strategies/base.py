@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dcp_plugin.budget.thresholds import Thresholds
+from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import Edit
@@ -22,6 +24,7 @@ class FinishedCall:
     paths: tuple[str, ...]  # every file path the call names, as given
     path: str | None  # the first of them, absolute and normalized against the project
     protected: bool  # a path matches protectedFilePatterns: no strategy may prune this call
+    directory: str = ""  # the project directory (relative paths and labels)
 
     @property
     def tool(self) -> str:
@@ -35,13 +38,54 @@ class FinishedCall:
     def input(self) -> Any:
         return self.state.get("input")
 
+    @property
+    def output(self) -> Any:
+        return self.state.get("output")
+
+    def label(self) -> str:
+        """How a placeholder names this call: the tool and its key argument (`read src/a.py`)."""
+        return call_label(self.record.tool, self.input, self.directory or None)
+
+
+def _nothing(record: CallRecord) -> dict[str, Any] | None:
+    return None
+
+
+def _zero() -> int:
+    return 0
+
 
 @dataclass(slots=True)
 class Progress:
-    """Where the session stands after a sync: the strategies' clock."""
+    """Where the session stands after a sync: the strategies' clock, and what they may look up.
+
+    ``point``: the synced messages are exactly those of a request the history shows was made
+    and answered (the next message is the model's answer). A strategy that acts on the
+    context's size acts only at points, so it acts at the same places in incremental operation
+    and in a from-scratch run, whatever requests cut the history into.
+    ``thresholds``: the budget ladder of the model the request goes to.
+    """
 
     turn: int
     new_turns: bool
+    point: bool = False
+    thresholds: Thresholds | None = None
+    directory: str = ""
+    measure: Callable[[], int] = _zero
+    lookup: Callable[[CallRecord], dict[str, Any] | None] = _nothing
+
+    def context_tokens(self) -> int:
+        """The estimated prompt of a request holding these messages, every decision so far written.
+
+        Measured when asked, so it counts what strategies earlier in the registry decided in
+        this same sync; decisions still waiting for the scheduler count as written (what is
+        decided never depends on when placeholders are written).
+        """
+        return self.measure()
+
+    def state_of(self, record: CallRecord) -> dict[str, Any] | None:
+        """A finished call's tool state in the current messages (None when it is no longer there)."""
+        return self.lookup(record)
 
 
 class Strategy(Protocol):
@@ -52,7 +96,7 @@ class Strategy(Protocol):
         ...
 
     def advance(self, progress: Progress) -> Iterable[Proposal]:
-        """After each sync's observations: calls that became obsolete with time."""
+        """After each sync's observations (and their decisions): calls that became obsolete with time."""
         ...
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import Field
 
@@ -14,25 +15,44 @@ from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Propo
 
 NAME = "deduplication"
 EDIT = ReplaceOutput(DUPLICATE_PLACEHOLDER)
+# OpenCode's bash takes a `description` the model writes for the user ("Run the tests"): two
+# runs of one command that differ only there are the same call.
+DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 
 
 class DeduplicationConfig(Section):
     enabled: bool = True
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
+    ignore_fields: dict[str, tuple[str, ...]] = Field(default=DEFAULT_IGNORE_FIELDS, alias="ignoreFields")
+
+
+def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
+    """The input with the named top-level keys left out (cosmetic fields that do not change the call)."""
+    if not isinstance(tool_input, dict):
+        return tool_input
+    drop = frozenset(fields)
+    return {k: v for k, v in tool_input.items() if k not in drop}
+
+
+def duplicate_signature(tool: str, tool_input: Any, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes:
+    """The signature deduplication groups calls by: tool and input, without the tool's cosmetic fields."""
+    ignored = ignore_fields.get(tool)
+    return signature(tool, tool_input if not ignored else without_fields(tool_input, ignored))
 
 
 class Deduplication(ObserveOnly):
     """Remembers the newest completed call per signature; older ones become obsolete."""
 
-    def __init__(self, protected_tools: frozenset[str]) -> None:
+    def __init__(self, protected_tools: frozenset[str], ignore_fields: Mapping[str, tuple[str, ...]]) -> None:
         self.protected_tools = protected_tools
+        self.ignore_fields = ignore_fields
         self._newest: dict[bytes, CallRecord] = {}
 
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         if record.status != "completed" or call.protected or record.tool in self.protected_tools:
             return ()
-        key = signature(record.tool, call.input)
+        key = duplicate_signature(record.tool, call.input, self.ignore_fields)
         newest = self._newest.get(key)
         if newest is None:
             self._newest[key] = record
@@ -47,7 +67,7 @@ class Deduplication(ObserveOnly):
 def build(config: DeduplicationConfig) -> Deduplication | None:
     if not config.enabled:
         return None
-    return Deduplication(HARDCODED_PROTECTED_TOOLS | frozenset(config.protected_tools))
+    return Deduplication(HARDCODED_PROTECTED_TOOLS | frozenset(config.protected_tools), config.ignore_fields)
 
 
 SPEC = StrategySpec(NAME, "same call made again later", DeduplicationConfig, build)

@@ -1,0 +1,108 @@
+"""Superseded reads: an older read's output goes once a newer read shows its lines or a write replaced the file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from dcp_plugin.commands.calls import call_label
+from dcp_plugin.config.section import Section
+from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.placeholders import ReplaceOutput
+from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
+from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
+
+NAME = "supersededReads"
+
+
+def placeholder(label: str) -> str:
+    """What an older read's output becomes."""
+    return f"[dcp: output of {label} removed - a newer read or write of this file supersedes it]"
+
+
+class SupersededReadsConfig(Section):
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    record: CallRecord
+    lines: Lines  # the range it asked for
+    shown: Lines | None  # what it is known to have shown in full (None: cut short by the host)
+    protected: bool  # its path is protected: it supersedes others but is never pruned itself
+
+
+class SupersededReads(ObserveOnly):
+    """Per normalized path: the reads no newer read or write has superseded yet.
+
+    A newer completed read supersedes an older one when it shows at least the older one's
+    lines (no ``offset``/``limit``, or a range that covers the older range) and the host did not
+    cut it short; a newer completed `write` of the path supersedes every older read of it.
+    """
+
+    def __init__(self) -> None:
+        self._live: dict[str, list[_Read]] = {}
+        self._newest: dict[str, int] = {}  # per path, the newest read or write seen
+        self._newest_write: dict[str, int] = {}
+        self._directory = ""
+
+    def observe(self, call: FinishedCall) -> Iterable[Proposal]:
+        record, path = call.record, call.path
+        if record.status != "completed" or path is None:
+            return ()
+        self._directory = call.directory
+        seq = record.seq
+        late = self._newest.get(path, -1) > seq
+        self._newest[path] = max(seq, self._newest.get(path, -1))
+        if record.tool in WRITE_TOOLS:
+            self._newest_write[path] = max(seq, self._newest_write.get(path, -1))
+            return self._take(path, lambda old: old.record.seq < seq)
+        if record.tool not in READ_TOOLS:
+            return ()
+        lines = read_lines(call.input)
+        if lines is None:
+            return ()
+        read = _Read(record, lines, shown_lines(call.input, call.output), call.protected)
+        shown = read.shown
+        out = [] if shown is None else self._take(path, lambda old: old.record.seq < seq and covers(shown, old.lines))
+        if late and self._superseded_later(path, read):
+            if not read.protected:
+                out.append((record, self._edit(path, record)))
+        else:
+            self._live.setdefault(path, []).append(read)
+        return out
+
+    def _edit(self, path: str, record: CallRecord) -> ReplaceOutput:
+        return ReplaceOutput(placeholder(call_label(record.tool, {"filePath": path}, self._directory)))
+
+    def _take(self, path: str, obsolete: Callable[[_Read], bool]) -> list[Proposal]:
+        """Drop the live reads of ``path`` that are now obsolete; proposals for those that may be pruned."""
+        live = self._live.get(path)
+        if not live:
+            return []
+        gone = [read for read in live if obsolete(read)]
+        if not gone:
+            return []
+        self._live[path] = [read for read in live if not obsolete(read)]
+        return [(read.record, self._edit(path, read.record)) for read in gone if not read.protected]
+
+    def _superseded_later(self, path: str, read: _Read) -> bool:
+        """Whether a newer read or write seen before ``read`` finished supersedes it (parallel calls).
+
+        A newer read that covered it is live, or was superseded by a still newer one covering
+        it in turn, or by a write: so the live reads and the newest write tell.
+        """
+        seq = read.record.seq
+        if self._newest_write.get(path, -1) > seq:
+            return True
+        return any(
+            other.record.seq > seq and other.shown is not None and covers(other.shown, read.lines)
+            for other in self._live.get(path, ())
+        )
+
+
+def build(config: SupersededReadsConfig) -> SupersededReads | None:
+    return SupersededReads() if config.enabled else None
+
+
+SPEC = StrategySpec(NAME, "a newer read or write of the file", SupersededReadsConfig, build)

@@ -1,0 +1,147 @@
+"""maskOldOutputs: under context pressure, outputs older than the newest ones become one line naming the call."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, tool_parts, user
+
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.strategies.mask_old_outputs import placeholder
+
+KB = "x" * 2000  # 1,000 tokens as a tool output (JSON chars / 2)
+
+
+def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:
+    return call("read", {"filePath": f"{PROJECT}/src/{name}"}, output=output, **kw)
+
+
+def answer() -> dict[str, Any]:
+    return assistant({"type": "text", "text": "done"})
+
+
+def mask(trigger: Any = 1000, keep_tokens: int = 0, keep_turns: int = 0, **more: Any) -> dict[str, Any]:
+    return {"maskOldOutputs": {"trigger": trigger, "keepTokens": keep_tokens, "keepTurns": keep_turns, **more}}
+
+
+def outputs(messages: list[dict[str, Any]], strategies: dict[str, Any], model: Any = None, **config: Any) -> list[Any]:
+    runtime = Runtime(PROJECT, StaticConfig(make_config(strategies=strategies, **config)))
+    out = copy.deepcopy(messages)
+    runtime.transform({"model": model} if model else {}, {"messages": out})
+    return [p["state"].get("output") for p in tool_parts(out)]
+
+
+def masked(message: dict[str, Any], name: str, tokens: int = 1000) -> str:
+    """The placeholder of the read of ``name`` in ``message``, naming that call."""
+    return named(placeholder(f"read src/{name}", tokens), message)
+
+
+def six_reads() -> list[dict[str, Any]]:
+    return [user(), *(read(f"f{i}.py") for i in range(1, 7)), answer()]
+
+
+def test_below_the_trigger_nothing_is_masked():
+    assert outputs(six_reads(), mask(trigger=100_000)) == [KB] * 6
+
+
+def test_above_the_trigger_outputs_older_than_the_newest_kept_tokens_are_masked():
+    # 6,000 tokens of outputs, 2,500 kept: the newest two fit, the third crosses the limit and stays too.
+    messages = six_reads()
+    assert outputs(messages, mask(keep_tokens=2500)) == [
+        masked(messages[1], "f1.py"),
+        masked(messages[2], "f2.py"),
+        masked(messages[3], "f3.py"),
+        KB,
+        KB,
+        KB,
+    ]
+
+
+def test_the_placeholder_names_the_tool_its_argument_and_the_size_removed():
+    messages = [user(), read("app.py", "y" * 3680), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_tokens=1))[0] == named(
+        "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]", messages[1]
+    )
+
+
+def test_outputs_of_the_last_keep_turns_stay():
+    messages = [user(), read("old.py"), user(), read("a.py"), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_turns=1)) == [masked(messages[1], "old.py"), KB, KB]
+
+
+def test_errors_task_results_protected_tools_and_protected_paths_are_never_masked():
+    failed = call("read", {"filePath": f"{PROJECT}/src/gone.py"}, status="error", error="E" * 2000)
+    task = call("task", {"description": "look", "prompt": "look around", "subagent_type": "general"}, output=KB)
+    grep = call("grep", {"pattern": "TODO"}, output=KB)
+    secret = read("secret.py")
+    messages = [user(), failed, task, grep, secret, read("a.py"), answer()]
+    config = mask(protectedTools=["grep"])
+    states = [p["state"] for p in tool_parts(copy.deepcopy(messages))]
+    out = outputs(messages, config, protectedFilePatterns=["src/secret.py"])
+    assert out == [s.get("output") for s in states[:4]] + [masked(messages[5], "a.py")]
+
+
+def test_the_trigger_can_be_a_tier_of_the_budget_ladder():
+    # A 10,000-token window: warn at 6,000 tokens.
+    model = {"id": "small-model", "providerID": "local", "limit": {"context": 10_000}}
+    five = [user(), *(read(f"f{i}.py") for i in range(1, 6)), answer()]
+    seven = [user(), *(read(f"f{i}.py") for i in range(1, 8)), answer()]
+    assert outputs(five, mask(trigger="warn"), model) == [KB] * 5
+    assert outputs(seven, mask(trigger="warn"), model)[0] == masked(seven[1], "f1.py")
+
+
+def test_the_trigger_can_be_a_fraction_of_the_window():
+    model = {"id": "small-model", "providerID": "local", "limit": {"context": 10_000}}
+    assert outputs(six_reads(), mask(trigger=0.7), model) == [KB] * 6
+    messages = six_reads()
+    assert outputs(messages, mask(trigger=0.5), model)[0] == masked(messages[1], "f1.py")
+
+
+def test_the_newest_request_is_measured_once_it_was_answered():
+    unanswered = [user(), read("f1.py"), read("f2.py"), read("f3.py")]
+    # The message holding f3 answered the request before it; the request it is part of, the one
+    # being made now, has no answer yet, so its context is measured at the next request.
+    f1, f2, f3 = (masked(message, f"f{i}.py") for i, message in enumerate(unanswered[1:], 1))
+    assert outputs(unanswered, mask()) == [f1, f2, KB]
+    assert outputs([*unanswered, answer()], mask()) == [f1, f2, f3]
+
+
+def test_the_context_counts_what_other_strategies_already_removed():
+    # Without pruning the last request holds 2,000 tokens of outputs; deduplication leaves 1,000.
+    same = [user(), read("a.py"), read("a.py"), answer()]
+    assert outputs(same, mask(trigger=1500)) == [named(DUPLICATE_PLACEHOLDER, same[1]), KB]
+
+
+def test_once_masking_relieved_the_pressure_it_waits_for_it_to_build_up_again():
+    first = [user(), read("f1.py", KB * 2), read("f2.py"), answer()]
+    more = [user(), read("f3.py"), answer()]
+    # 3,000 tokens of outputs reach the trigger: f1 goes, leaving about 1,000. With f3 the context
+    # is about 2,000 again, under the trigger: f2 stays although it is outside the kept 1,000.
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [masked(first[1], "f1.py", 2000), KB, KB]
+
+
+def test_turned_off_it_masks_nothing():
+    assert outputs(six_reads(), {"maskOldOutputs": {"enabled": False, "trigger": 1000, "keepTokens": 0}}) == [KB] * 6
+
+
+def test_masks_wait_for_the_scheduler_and_are_written_together():
+    clock = 1_790_000_000_000
+    messages = [user(), *(read(f"f{i}.py") for i in range(1, 9)), answer()]
+    for i, message in enumerate(messages):
+        message["info"]["time"] = {"created": clock + 1000 * i}  # one warm run of requests
+    config = make_config(strategies=mask(keep_tokens=3000), cache={"scheduler": True})
+    state = SessionState(SESSION, config, PROJECT)
+    state.update(messages)
+    # Outputs 3,000 tokens deep in a warm prefix: rewriting after each one would not pay.
+    waiting = [d for d in state.waiting() if d.strategy == "maskOldOutputs"]
+    assert len(waiting) >= 3
+    assert [d for d in state.in_force() if d.strategy == "maskOldOutputs"] == []
+    later = [user(), assistant(tool_part("bash", {"command": "ls"}, output="ok"))]
+    later[0]["info"]["time"] = {"created": clock + 3_600_000}  # back after the cache expired
+    later[1]["info"]["time"] = {"created": clock + 3_601_000}
+    state.update(messages + later)
+    assert [d for d in state.waiting() if d.strategy == "maskOldOutputs"] == []
+    assert len({d.applied_at for d in waiting}) == 1  # all in the first request after the break
