@@ -230,9 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     print(f"bridge round trip, {warm} warm one-message requests per size; Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} CPUs")
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=False)))
     for row in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=False)))
     return 0
 
 

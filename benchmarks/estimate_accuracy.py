@@ -250,7 +250,7 @@ def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[
         "recorded": {
             "files": len(paths),
             "errors": _summarize(per_file),
-            "per_file": [{"path": p, "errors": _summarize([e])} for p, e in zip(paths, per_file)],
+            "per_file": [{"path": p, "errors": _summarize([e])} for p, e in zip(paths, per_file, strict=False)],
         },
     }
 

@@ -73,13 +73,13 @@ def measure(name: str, text: str, requests: int, crafted: bool = False) -> dict[
         path = project / ".opencode" / "dcp.jsonc"
         path.write_text(text, encoding="utf-8")
         reads: list[Path] = []
-        real_load = getattr(source_mod, "load_layer")
+        real_load = source_mod.load_layer
 
         def counting_load(layer_path: Path, st: Any = None) -> Any:
             reads.append(layer_path)
             return real_load(layer_path, st)
 
-        setattr(source_mod, "load_layer", counting_load)
+        source_mod.load_layer = counting_load
         try:
             messages: list[str] = []
             config_source = ConfigSource(project, lambda _s, t: messages.append(t), create_global=False, env={"HOME": tmp})
@@ -102,8 +102,8 @@ def measure(name: str, text: str, requests: int, crafted: bool = False) -> dict[
                 protector.is_protected(["a/" * 511 + "z"])
                 crafted_ms = _ms(start)
         finally:
-            setattr(source_mod, "load_layer", real_load)
-    worst = max(g + o for g, o in zip(get_ms, ordinary_ms))
+            source_mod.load_layer = real_load
+    worst = max(g + o for g, o in zip(get_ms, ordinary_ms, strict=False))
     return {
         "file": name,
         "bytes": len(text.encode("utf-8")),

@@ -12,10 +12,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from helpers import PROJECT, make_config  # noqa: E402
+
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
 from dcp_plugin.host.runtime import Runtime, StaticConfig  # noqa: E402
-
-from helpers import PROJECT, make_config  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -172,7 +172,7 @@ def _collect(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "seq": len(calls),
                 }
             )
-    for call, ident in zip(calls, _idents([c["id"] for c in calls])):
+    for call, ident in zip(calls, _idents([c["id"] for c in calls]), strict=False):
         call["ident"] = ident
     return calls
 

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import dcp_plugin.host.plugin  # noqa: E402
 from benchmarks.cli import main  # noqa: E402
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons  # noqa: E402
 from benchmarks.harness import BenchHost  # noqa: E402
@@ -22,7 +23,6 @@ from benchmarks.runner import run, warm_count  # noqa: E402
 from benchmarks.sessions import generated  # noqa: E402
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
-import dcp_plugin.host.plugin  # noqa: E402
 
 REPEAT = 2
 TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from helpers import make_config
 
-from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, placeholder_for, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
-from helpers import make_config
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from bridge_helpers import fingerprint, transform_request
+from helpers import assistant, named, tool_part, user
+
 from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
-from helpers import assistant, named, tool_part, user
 
 # Runs the server with a prepare() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """

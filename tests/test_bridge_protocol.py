@@ -8,16 +8,16 @@ import logging
 from typing import Any
 
 import pytest
+from bridge_helpers import Harness, patched_parts, reference_patches, transform_request
+from helpers import PROJECT, assistant, call, make_config, named, tool_part, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge_helpers import Harness, patched_parts, reference_patches, transform_request
 from dcp_plugin.bridge.mirror import Mirrors
 from dcp_plugin.bridge.server import EventLogHandler
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.replay.simulate import generate_session
-from helpers import PROJECT, assistant, call, make_config, named, tool_part, user
 
 READ_A = {"filePath": f"{PROJECT}/a.txt"}
 

@@ -12,9 +12,9 @@ import pytest
 from dcp_plugin.cli.main import main
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.replay.simulate import generate_session
 from dcp_plugin.host.store import Decision, SessionBatch, Store, default_path
 from dcp_plugin.pipeline.tokens import estimate_content_tokens, estimate_part_tokens
+from dcp_plugin.replay.simulate import generate_session
 
 
 @pytest.fixture
@@ -42,8 +42,8 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
     # A call counts as pruned when its placeholder made it smaller, not merely when it was decided.
     sums["pruned"] = sum(
         1
-        for sent, original in zip(final, messages[:last])
-        for p, o in zip(sent["parts"], original["parts"])
+        for sent, original in zip(final, messages[:last], strict=False)
+        for p, o in zip(sent["parts"], original["parts"], strict=False)
         if p["type"] == "tool" and estimate_part_tokens(p) < estimate_part_tokens(o)
     )
     return sums

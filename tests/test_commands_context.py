@@ -9,9 +9,9 @@ from typing import Any
 
 from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
 
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 
 def known_session() -> list[dict[str, Any]]:

@@ -9,9 +9,9 @@ from typing import Any
 
 from helpers import PROJECT, call, make_config, named, user
 
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 # Placeholders name their call's id, which is as long for every call.

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import run_bounded
 
 from dcp_plugin.config.loader import combine, load_layer

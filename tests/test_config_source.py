@@ -13,7 +13,7 @@ from dcp_plugin.config import source as source_mod
 from dcp_plugin.config.loader import LayerResult
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import MAX_FILE_BYTES
-from dcp_plugin.config.schema import defaults, schema_path
+from dcp_plugin.config.schema import defaults
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.validate import LEGACY_TEXT
 

@@ -15,8 +15,8 @@ import pytest
 from helpers import PROJECT, call, make_config, named, tool_parts, user
 
 import dcp_plugin.host.hostspec
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 BIG = "content line\n" * 60
 

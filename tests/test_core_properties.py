@@ -204,10 +204,10 @@ def test_only_pruned_fields_change(messages, config):
         for d in runtime.view(sid).in_force:  # type: ignore[union-attr]
             pruned.setdefault((d.record.message_index, d.record.part_index), set()).add(d.field)
     assert len(out) == len(messages)
-    for mi, (before, after) in enumerate(zip(messages, out)):
+    for mi, (before, after) in enumerate(zip(messages, out, strict=False)):
         assert after["info"] == before["info"]
         assert len(after["parts"]) == len(before["parts"])
-        for pi, (p0, p1) in enumerate(zip(before["parts"], after["parts"])):
+        for pi, (p0, p1) in enumerate(zip(before["parts"], after["parts"], strict=False)):
             fields = pruned.get((mi, pi))
             if fields is None:
                 assert p1 == p0
@@ -332,7 +332,7 @@ def fuzzed_histories(draw: Any) -> list[Any]:
         mid = draw(st.sampled_from([f"m{i}", f"m{i}", "mdup", None]))
         role = "user" if i == 0 or draw(st.integers(0, 3)) == 0 else "assistant"
         parts: list[Any] = []
-        for j in range(draw(st.integers(0, 3))):
+        for _ in range(draw(st.integers(0, 3))):
             kind = draw(st.integers(0, 9))
             if kind == 0:
                 parts.append(draw(st.sampled_from([None, 3, "text", ["p"]])))
@@ -395,10 +395,10 @@ def test_fuzzed_histories_never_grow_a_part_and_keep_their_shape(messages, confi
     out, _ = run_once(messages, config)
     assert len(out) == len(messages)
     assert [len(m["parts"]) for m in out] == [len(m["parts"]) for m in messages]
-    assert all(after <= before for before, after in zip(_sizes(messages), _sizes(out)))
-    for before, after in zip(messages, out):
+    assert all(after <= before for before, after in zip(_sizes(messages), _sizes(out), strict=False))
+    for before, after in zip(messages, out, strict=False):
         assert after["info"] == before["info"]
-        for p0, p1 in zip(before["parts"], after["parts"]):
+        for p0, p1 in zip(before["parts"], after["parts"], strict=False):
             if isinstance(p0, dict):
                 assert {k: v for k, v in p1.items() if k != "state"} == {k: v for k, v in p0.items() if k != "state"}
                 if isinstance(p0.get("state"), dict):

@@ -8,15 +8,14 @@ import logging
 from typing import Any
 
 import pytest
+from helpers import make_config, named
 from pydantic import BaseModel
 
-from helpers import make_config, named
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.formats import Kind, Pruner
+from dcp_plugin.formats import Kind, Pruner, validate
 from dcp_plugin.formats import anthropic as anthropic_format
 from dcp_plugin.formats import openai_chat as chat_format
 from dcp_plugin.formats import openai_responses as responses_format
-from dcp_plugin.formats import validate
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
@@ -114,7 +113,7 @@ def test_responses_function_call_output_is_pruned_and_reasoning_is_untouched() -
     items = [{"role": "user", "content": "hi"}, *step(1), *step(2)]
     out = make_pruner().openai_responses(items, session_id="s")
     assert out[3] == {"type": "function_call_output", "call_id": "call_1", "output": named(DUPLICATE_PLACEHOLDER, "call_1")}
-    assert [a is b for a, b in zip(items, out)] == [True, True, True, False, True, True, True]
+    assert [a is b for a, b in zip(items, out, strict=False)] == [True, True, True, False, True, True, True]
     assert validate.openai_responses(out) == []
 
 
@@ -122,7 +121,7 @@ def test_unknown_items_pass_through_and_are_classified_unknown() -> None:
     items = [{"role": "user", "content": "search"}, {"type": "web_search_call", "id": "ws_1", "status": "completed"},
              {"type": "item_reference", "id": "msg_9"}, 7]
     out = make_pruner().openai_responses(items, session_id="s")
-    assert all(a is b for a, b in zip(items, out))
+    assert all(a is b for a, b in zip(items, out, strict=False))
     assert [t.kind for t in responses_format.classify(items)][1:] == [Kind.UNKNOWN] * 3
 
 

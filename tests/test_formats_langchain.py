@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="LangChain is not installed: pip install 'dcp-plugin[langchain]'")
 
+from helpers import make_config, named  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -17,8 +18,6 @@ from langchain_core.tools import ToolException, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-from dcp_plugin.config.model import DcpConfig  # noqa: E402
-from helpers import make_config, named  # noqa: E402
 from dcp_plugin.formats import Pruner  # noqa: E402
 from dcp_plugin.formats.langchain_middleware import DcpMiddleware  # noqa: E402
 from dcp_plugin.host.runtime import Runtime  # noqa: E402

@@ -8,17 +8,16 @@ from typing import Any
 
 import format_scenarios as sc
 import pytest
+from helpers import make_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import make_config
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.formats import FORMATS as FORMATS_BY_NAME
-from dcp_plugin.formats import Pruner
+from dcp_plugin.formats import Pruner, validate
 from dcp_plugin.formats import anthropic as anthropic_format
 from dcp_plugin.formats import openai_chat as chat_format
 from dcp_plugin.formats import openai_responses as responses_format
-from dcp_plugin.formats import validate
 from dcp_plugin.formats.kinds import kind_changes
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.strategies import REGISTRY

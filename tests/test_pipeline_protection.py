@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from helpers import PROJECT, call, make_config, run_bounded, user
+
 from dcp_plugin.config.validate import validate_layer
 from dcp_plugin.pipeline import protection
 from dcp_plugin.pipeline.globs import normalize, pattern_problem

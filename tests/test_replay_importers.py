@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers import make_config
+
 from dcp_plugin.cli.main import main
 from dcp_plugin.replay.engine import replay
 from dcp_plugin.replay.sessionfile import SessionFileError, load_session

@@ -8,13 +8,12 @@ import stat
 import tempfile
 from pathlib import Path
 
+from helpers import PROJECT, call, make_config, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import PROJECT, call, make_config, user
-
-from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SCHEMA_VERSION, Decision, Restore, SessionBatch, Store, default_path
 
 

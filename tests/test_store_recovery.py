@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from helpers import PROJECT, call, make_config, user
 
 from dcp_plugin.host import store as store_mod

@@ -40,7 +40,7 @@ def test_calls_in_the_same_step_as_the_prune_are_judged_alike() -> None:
     ]
     assert [r.error for r in results if r is not None] == [False, False]
     host.add(assistant(*(tool_part("discard", {"ids": [i], "reason": "done"}, output=r.output, call_id=f"same_{n}")
-                         for n, (i, r) in enumerate(zip(ids[:2], results)) if r is not None)))
+                         for n, (i, r) in enumerate(zip(ids[:2], results, strict=False)) if r is not None)))
     assert host.outputs(host.request())[:2] != [BIG + "0", BIG + "1"]
 
 

@@ -6,10 +6,10 @@ import copy
 import random
 from typing import Any
 
+from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, tool_parts, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, tool_parts, user
-from tools_helpers import BIG, ToolHost, ident
+from tools_helpers import BIG, ToolHost
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.ids import assign_id, normalize_id, short_id

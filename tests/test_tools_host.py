@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-import pytest
 from bridge_helpers import Harness, transform_request
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, tool_parts, user
+from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tools_helpers import BIG, ToolHost, ident, lists

@@ -37,7 +37,7 @@ def test_discard_replaces_each_output_by_a_placeholder_naming_its_id(reason: str
 def test_discard_says_what_it_removed_by_id_and_call() -> None:
     host, a, b = two_reads()
     result = host.use("discard", {"ids": [a], "reason": "done"})
-    assert result.output.startswith(f"Discarded 1 output (~") and f"{a} read a.py" in result.output
+    assert result.output.startswith("Discarded 1 output (~") and f"{a} read a.py" in result.output
 
 
 def test_discard_never_changes_the_stored_history() -> None:

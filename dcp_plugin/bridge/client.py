@@ -76,7 +76,7 @@ class BridgeClient:
         err = self.proc.stderr
         return err.read().decode("utf-8", "replace") if err is not None else ""
 
-    def __enter__(self) -> "BridgeClient":
+    def __enter__(self) -> BridgeClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -46,7 +46,7 @@ def _extends(held: list[Any], messages: list[Any]) -> bool:
     Ids first (a rewritten history fails there, cheaply), then content: same ids with another
     content is a rewrite too. Comparing is far cheaper than replaying the history.
     """
-    if len(messages) < len(held) or any(message_id(a) != message_id(b) for a, b in zip(held, messages)):
+    if len(messages) < len(held) or any(message_id(a) != message_id(b) for a, b in zip(held, messages, strict=False)):
         return False
     return messages[: len(held)] == held
 

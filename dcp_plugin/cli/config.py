@@ -19,8 +19,8 @@ from dcp_plugin.config.discovery import (
     layer_specs,
     project_file,
 )
-from dcp_plugin.config.misplaced import misplaced_files
 from dcp_plugin.config.loader import LayerResult, combine, load_layer
+from dcp_plugin.config.misplaced import misplaced_files
 from dcp_plugin.config.problems import Problem
 from dcp_plugin.config.schema import schema_path
 from dcp_plugin.config.schemaref import stable_schema_uri
@@ -125,7 +125,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(problem.render(effective.values, effective.origins))
         errors += problem.level == "error"
         warnings += problem.level == "warning"
-    read = [str(path) for path, result in zip(files, results) if result is not None]
+    read = [str(path) for path, result in zip(files, results, strict=False) if result is not None]
     noun = "file" if len(files) == 1 else "files"
     where = f"; read {', '.join(read)}" if read else ""
     if errors or warnings:

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import BudgetTracker
+from dcp_plugin.cli.replay import load_config_option
 from dcp_plugin.commands.context import (
     ContextBreakdown,
     amount,
@@ -26,10 +27,9 @@ from dcp_plugin.commands.context import (
 from dcp_plugin.commands.stats import STRATEGIES, net_line
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
-from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
 from dcp_plugin.pipeline.conversation import latest_model, session_id_of
 from dcp_plugin.replay.sessionfile import SessionFileError, load_session
-from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
 
 BAR_WIDTH = 16
 

@@ -258,7 +258,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError) -> 
         return json5.loads(text)
     except RecursionError:
         return _too_deep(name)
-    except Exception as exc:  # json5 raises ValueError, but a parser bug must not escape either
+    except Exception as exc:  # noqa: BLE001 - json5 raises ValueError, but a parser bug must not escape either
         line, column, message = _json5_position(str(exc))
         message = explain_syntax_error(message, blank_comments(text), line, column)
         return Problem("error", name, f"syntax error: {message}; {SKIPPED}", line=line, column=column)

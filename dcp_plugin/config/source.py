@@ -82,7 +82,7 @@ class ConfigSource:
         self._lock = threading.Lock()
         try:
             self._layers = [_Layer(spec) for spec in layer_specs(Path(directory), dict(os.environ if env is None else env))]
-        except Exception as exc:  # a broken environment must not break the host
+        except Exception as exc:  # noqa: BLE001 - a broken environment must not break the host
             self._layers = []
             self._report_unexpected(exc)
 
@@ -97,7 +97,7 @@ class ConfigSource:
                 changed = [layer for layer in self._layers if layer.refresh()]
                 if changed or self._effective is None:
                     self._rebuild(changed)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a config bug must not break the host's request
             self._report_unexpected(exc)
         return self._config
 
@@ -160,9 +160,9 @@ class ConfigSource:
             try:
                 self._notify(None, text)
                 return
-            except Exception:  # a failing notifier must not hide the message nor break us
+            except Exception:  # noqa: BLE001 - a failing notifier must not hide the message nor break us
                 pass
         try:
             print(text, file=sys.stderr)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a closed stderr leaves nowhere to say it
             pass

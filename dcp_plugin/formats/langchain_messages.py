@@ -60,7 +60,7 @@ def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
             if text:
                 parts.append({"type": "text", "text": text})
             keys = [text]
-            for media_kind, detail in _media(content):
+            for _, detail in _media(content):
                 parts.append({"type": "file", "mime": detail, "filename": detail})
                 keys.append(media_digest(detail))
             role = "user" if kind == "human" else "system"

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import as_dict, dump_arguments, parse_arguments, read_content, replaced_content, text_blocks
+from dcp_plugin.formats.items import (
+    as_dict,
+    dump_arguments,
+    parse_arguments,
+    read_content,
+    replaced_content,
+    text_blocks,
+)
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
 from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest
 

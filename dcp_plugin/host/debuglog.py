@@ -57,7 +57,7 @@ class DebugLog:
         if self._disabled:
             return
         try:
-            line = format_line(dt.datetime.now(dt.timezone.utc), session_id, call_id, tool, reason, detail)
+            line = format_line(dt.datetime.now(dt.UTC), session_id, call_id, tool, reason, detail)
             with self._lock:
                 handle = self._handle or self._open()
                 handle.write(line)
@@ -83,7 +83,7 @@ class DebugLog:
         self.close()
         try:
             print(f"dcp: debug log {self.path} disabled: {exc}", file=sys.stderr)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a closed stderr leaves nowhere to say it
             pass
 
     def close(self) -> None:

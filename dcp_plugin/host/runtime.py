@@ -29,13 +29,13 @@ from typing import Any, Protocol
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import tip_text
+from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence

@@ -161,7 +161,7 @@ def _compile(pattern: str, ignore_case: bool) -> GitIgnoreBasicPattern | str:
             return "it matches nothing (blank or a `#` comment)"
         # inline, not a flag: pathspec's other backends (re2) read the pattern's text
         compiled = re.compile(f"(?i){regex}" if ignore_case else regex)
-    except Exception as exc:  # pathspec raises its own error, re.error and others
+    except Exception as exc:  # noqa: BLE001 - pathspec raises its own error, re.error and others
         detail = exc.msg if isinstance(exc, re.error) else str(exc)
         return f"it is not a valid gitignore pattern ({detail})"
     return GitIgnoreBasicPattern(compiled, include)

@@ -303,7 +303,7 @@ class Patches(Sequence[Patch]):
         return len(self.decisions)
 
     def __iter__(self) -> Iterator[Patch]:
-        return zip(self.decisions, self.states)
+        return zip(self.decisions, self.states, strict=False)
 
     @overload
     def __getitem__(self, index: int) -> Patch: ...
@@ -363,7 +363,7 @@ def plan(messages: Sequence[Any], applied: Sequence[Decision], *, since_token: b
 
 def apply(patches: Patches) -> None:
     """Write the placeholders; plain dict stores, so this step cannot fail halfway."""
-    for decision, state in zip(patches.decisions, patches.states):
+    for decision, state in zip(patches.decisions, patches.states, strict=False):
         value = decision.value
         # Inputs are copied so that a host mutating what it sent cannot alter our cached value.
         state[decision.field] = dict(value) if type(value) is dict else value

@@ -287,10 +287,10 @@ class SessionState:
             group = finished[first:last]
             first = last
             states = [ledger.state_of(messages, record) or {} for record in group]
-            owned = [(record, state) for record, state in zip(group, states) if self.tools.owns(record)]
+            owned = [(record, state) for record, state in zip(group, states, strict=False) if self.tools.owns(record)]
             if owned:
                 self._take_calls(messages, owned)
-            for record, state in zip(group, states):
+            for record, state in zip(group, states, strict=False):
                 self._observe(messages, record, state)
         self._release_young(messages)
         # Time-driven strategies see every decision the calls so far led to, whenever they came.

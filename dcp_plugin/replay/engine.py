@@ -11,11 +11,11 @@ from typing import Any
 import pluggy
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.placeholders import Patches

@@ -128,7 +128,7 @@ class FakeProvider:
         with self._lock:
             return [r for r in self.requests if not is_title_request(r)]
 
-    def start(self) -> "FakeProvider":
+    def start(self) -> FakeProvider:
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -202,7 +202,7 @@ class FakeProvider:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeProvider":
+    def __enter__(self) -> FakeProvider:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

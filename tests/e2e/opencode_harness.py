@@ -184,7 +184,7 @@ class OpencodeProject:
         config.update(self.extra_config)
         return config
 
-    def create(self) -> "OpencodeProject":
+    def create(self) -> OpencodeProject:
         self.project.mkdir(parents=True, exist_ok=True)
         for d in (self.config_home, self.data_home, self.home / ".cache", self.home / ".local" / "state"):
             d.mkdir(parents=True, exist_ok=True)

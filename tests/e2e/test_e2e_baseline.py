@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fake_provider import TITLE_REPLY
 from opencode_harness import (
     HELLO_TEXT,

@@ -31,8 +31,6 @@ from dcp_plugin.pipeline.placeholders import (
     SUPERSEDED_PLACEHOLDER,
     placeholder_for,
 )
-from fake_provider import Step, Text, ToolCall
-from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call, tool_call_arguments
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 import pytest
-
 from opencode_harness import REPO_ROOT
 
 pytestmark = pytest.mark.e2e

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
 pytestmark = pytest.mark.e2e

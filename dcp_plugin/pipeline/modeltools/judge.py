@@ -160,7 +160,7 @@ def _edits(call: Call, arguments: dict[str, Any], ids: list[str]) -> list[tuple[
         got = len(distillation) if isinstance(distillation, list) else 0
         return f"distillation must hold one entry per id, in the same order ({got} for {len(ids)} ids)"
     edits: list[tuple[str, Edit]] = []
-    for ident, text in zip(ids, distillation):
+    for ident, text in zip(ids, distillation, strict=False):
         if not isinstance(text, str) or not text.strip():
             return f"the distillation for {ident} is empty: write the facts to keep, or use discard"
         edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{text.strip()}")))

@@ -117,7 +117,7 @@ class ModelTools:
 
     def record(self, verdicts: Sequence[Verdict], steps: Sequence[int], turns: Sequence[int]) -> None:
         """Take in the verdicts on the calls of one message, in order (the guard and the tallies)."""
-        for verdict, step, turn in zip(verdicts, steps, turns):
+        for verdict, step, turn in zip(verdicts, steps, turns, strict=False):
             self.verdicts[verdict.call_id] = verdict
             self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn)
             if verdict.accepted and not verdict.prunes:

@@ -1,0 +1,29 @@
+"""The code passes its own lint and strict type check (configured in pyproject.toml)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_ruff_finds_nothing() -> None:
+    if shutil.which("ruff") is None:
+        pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
+    done = run("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_strict_finds_nothing_in_the_package() -> None:
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]' installs it)")
+    done = run(sys.executable, "-m", "mypy", "dcp_plugin")
+    assert done.returncode == 0, done.stdout + done.stderr
