@@ -1,6 +1,6 @@
 """Net cost of pruning under prompt-cache pricing: replays sessions with the cache scheduler on and off.
 
-    python -m benchmarks.net_cost [--sizes 400,2000] [--seeds 5] [--markdown] [FILE ...]
+    python -m benchmarks.net_cost [--sizes 400,2000] [--seeds 5] [FILE ...]
 
 For each session (generated ones, the shipped example, and any recorded session given) and
 each pricing, `dcp replay`'s accounting: tokens removed, and what the session cost with the
