@@ -32,7 +32,7 @@ def test_bare_dcp_lists_every_subcommand_with_one_line_each(tmp_path: Path) -> N
     assert output["handled"] is True
     assert lines[0] == "Dynamic Context Pruning commands:"
     assert [line.split()[1] for line in lines[1:]] == [name.split()[0] for name, _ in SUBCOMMANDS]
-    assert [line.split()[1] for line in lines[1:]] == ["context", "stats", "sweep", "help"]
+    assert [line.split()[1] for line in lines[1:]] == ["context", "stats", "sweep", "pin", "unpin", "help"]
 
 
 def test_unknown_subcommand_is_named_and_answered_with_the_help(tmp_path: Path) -> None:

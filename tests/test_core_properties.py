@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +13,7 @@ from reference import reference_decisions
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
 
 PROJECT = "/home/dev/project"
@@ -429,3 +432,38 @@ def test_fuzzed_histories_incremental_equals_from_scratch(messages, config, cuts
     scratch, fresh = run_once(messages, config)
     assert final == scratch
     assert decisions(runtime) == decisions(fresh)
+
+
+def _stored_pins(directory: str, pins: set[str]) -> Store:
+    """A store in ``directory`` holding pins of session "s" (the generated histories' session)."""
+    store = Store(Path(directory) / "dcp.sqlite3")
+    store.save([SessionBatch("s", pins={call_id: True for call_id in pins})])
+    return store
+
+
+@SETTINGS
+@given(histories(), configs, st.lists(st.integers(0, 40), max_size=6), st.data())
+def test_incremental_result_equals_from_scratch_with_pins(messages, config, cuts, data):
+    """Pins are an input like the config: restored at start or made between requests, the result is a fresh run's."""
+    call_ids = sorted({p["callID"] for m in messages for p in m["parts"] if p.get("type") == "tool"})
+    early = data.draw(st.sets(st.sampled_from(call_ids))) if call_ids else set()
+    late = data.draw(st.sets(st.sampled_from(call_ids))) if call_ids else set()
+    if config.cache.scheduler:
+        points = implied_points(messages)
+        cuts = [max((p for p in points if p <= cut), default=0) for cut in cuts]
+    with tempfile.TemporaryDirectory() as incremental_dir, tempfile.TemporaryDirectory() as scratch_dir:
+        runtime = Runtime(PROJECT, StaticConfig(config), store=_stored_pins(incremental_dir, early))
+        for cut in sorted(cuts) + [len(messages)]:
+            runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+        view = runtime.view("s")
+        idents = [r.ident for r in view.records if r.call_id in late and r.ident] if view is not None else []
+        if idents:
+            runtime.pin("s", idents)
+        final = copy.deepcopy(messages)
+        runtime.transform({}, {"messages": final})
+        fresh = Runtime(PROJECT, StaticConfig(config), store=_stored_pins(scratch_dir, early | late))
+        scratch = copy.deepcopy(messages)
+        fresh.transform({}, {"messages": scratch})
+        assert final == scratch
+        assert decisions(runtime) == decisions(fresh)
+        assert not {call_id for call_id, _ in decisions(fresh)} & (early | late)

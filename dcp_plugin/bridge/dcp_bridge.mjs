@@ -961,7 +961,7 @@ export default async function DcpBridgePlugin(ctx, options) {
         if (!config.command[COMMAND_NAME]) {
           config.command[COMMAND_NAME] = {
             template: "/dcp $ARGUMENTS",
-            description: "Dynamic context pruning: context, stats, sweep (answered by the dcp plugin)",
+            description: "Dynamic context pruning: context, stats, sweep, pin, unpin (answered by the dcp plugin)",
           };
         }
       } catch (err) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.commands import context, stats, sweep
+from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.store import Stats
 from dcp_plugin.pipeline.conversation import model_ref, session_id_of
@@ -36,6 +36,8 @@ def run(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
         return run_stats(runtime, session_id, messages, input)
     if sub == "sweep":
         return run_sweep(runtime, session_id, messages, input, args)
+    if sub in ("pin", "unpin"):
+        return run_pin(runtime, session_id, messages, input, args, pinned=sub == "pin")
     return help_text(unknown=sub)
 
 
@@ -94,3 +96,30 @@ def run_sweep(
     if outcome is None:
         return "dcp sweep: nothing swept: the plugin is disabled."
     return sweep.render_text(outcome.plan, outcome.swept)
+
+
+def run_pin(
+    runtime: Runtime,
+    session_id: str,
+    messages: list[Any] | None,
+    input: Mapping[str, Any],
+    args: list[str],
+    *,
+    pinned: bool,
+) -> str:
+    name = "pin" if pinned else "unpin"
+    ids = pin.parse_ids(args)
+    if not ids and not pinned:
+        return f"dcp unpin: name the outputs to unpin.\nUsage: /dcp unpin <id> [<id>...]\n{pin.WHERE_IDS}"
+    if messages is None:
+        return f"dcp {name}: the host sent no messages for this session; nothing to {name}."
+    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    if not ids:
+        view = runtime.view(session_id)
+        if view is None:
+            return "dcp pin: no outputs are pinned in this session."
+        return pin.listing_text(view, messages)
+    outcome = runtime.pin(session_id, ids, pinned=pinned)
+    if outcome is None:
+        return f"dcp {name}: nothing changed: the plugin has not seen this session."
+    return pin.outcome_text(outcome, messages, runtime.directory)

@@ -6,6 +6,8 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("context", "what the session's context is made of, what pruning saves, how full the window is"),
     ("stats", "calls pruned and tokens saved in this session and across all sessions"),
     ("sweep [N]", "prune every tool output since your last message, or the last N tool calls"),
+    ("pin [ID...]", "keep these tool outputs whole, never pruned; without ids: the pinned and newest outputs"),
+    ("unpin ID...", "let pinned tool outputs be pruned again"),
     ("help", "this list"),
 )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,9 @@ from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 from dcp_plugin.pipeline.strategies import DEDUPLICATION
 from dcp_plugin.pipeline.strategies.deduplication import duplicate_signature
+
+
+PINNED = "pinned"
 
 
 @dataclass
@@ -68,8 +71,9 @@ def select(
     protector: PathProtector,
     directory: str | None = None,
     ignore_fields: Mapping[str, tuple[str, ...]] | None = None,
+    pinned: Container[str] = (),
 ) -> SweepPlan:
-    """Which calls a sweep prunes: protected tools and paths, unfinished and already pruned calls are skipped.
+    """Which calls a sweep prunes: pinned, protected (tools and paths), unfinished and already pruned calls are skipped.
 
     So is the result older identical calls were deduplicated against: their placeholders
     send the model to it ("see the newer result"), so it must stay.
@@ -92,7 +96,9 @@ def select(
         paths = extract_paths(record.tool, tool_input)
         owner = record.output_decision or record.input_decision
         older = referenced.get(duplicate_signature(record.tool, tool_input, ignored), 0) if owner is None else 0
-        if owner is not None and owner.applied_at is None:
+        if record.call_id in pinned:
+            plan.skipped.append((record, PINNED if record.ident is None else f"{PINNED} (id {record.ident})"))
+        elif owner is not None and owner.applied_at is None:
             # Decided but waiting for the cache scheduler: the user's sweep writes it now.
             plan.waiting.append(owner)
         elif owner is not None:
@@ -134,4 +140,7 @@ def render_text(plan: SweepPlan, swept: Sequence[Decision]) -> str:
     if plan.skipped:
         lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
         lines += [f"  - {plan.label(r)}: {why}" for r, why in plan.skipped]
+    kept = sum(1 for _, why in plan.skipped if why.startswith(PINNED))
+    if kept:
+        lines.append(f"Kept {plural(kept, 'pinned output')}; /dcp unpin <id> lets one be pruned.")
     return "\n".join(lines)

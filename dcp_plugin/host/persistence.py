@@ -1,4 +1,4 @@
-"""The persistence queue: what each session saves (decisions, sweeps, counters, its snapshot) and when."""
+"""The persistence queue: what each session saves (decisions, sweeps, pins, counters, its snapshot) and when."""
 
 from __future__ import annotations
 
@@ -53,9 +53,12 @@ class _Pending:
     cost_with: float = 0.0
     rewritten: int = 0
     restores: list[store_mod.Restore] = field(default_factory=list)
+    pins: dict[str, bool] = field(default_factory=dict)
 
     def dirty(self) -> bool:
-        return bool(self.decisions or self.manual or self.requests or self.snapshot is not None or self.restores)
+        return bool(
+            self.decisions or self.manual or self.requests or self.snapshot is not None or self.restores or self.pins
+        )
 
     def take(self, session_id: str) -> store_mod.SessionBatch:
         batch = store_mod.SessionBatch(
@@ -69,9 +72,10 @@ class _Pending:
             self.cost_with,
             self.rewritten,
             self.restores,
+            self.pins,
         )
         self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot = [], {}, 0, 0, None
-        self.cost_without, self.cost_with, self.rewritten, self.restores = 0.0, 0.0, 0, []
+        self.cost_without, self.cost_with, self.rewritten, self.restores, self.pins = 0.0, 0.0, 0, [], {}
         return batch
 
     def give_back(self, batch: store_mod.SessionBatch) -> None:
@@ -83,6 +87,7 @@ class _Pending:
         self.cost_with += batch.cost_with
         self.rewritten += batch.rewritten_tokens
         self.restores[:0] = batch.restores
+        self.pins = {**batch.pins, **self.pins}
         if self.snapshot is None:
             self.snapshot = batch.snapshot
 
@@ -164,6 +169,16 @@ class Persistence:
         """Queue user decisions (sweeps) and save them now: they cannot be recomputed from the history."""
         with self._lock:
             self._pending.setdefault(session_id, _Pending()).manual.update(manual)
+        self.flush(force=True)
+
+    def record_pins(self, session_id: str, pins: Mapping[str, bool]) -> None:
+        """Queue pins (True) and unpins (False) and save them now; a pin takes back a queued sweep of its call."""
+        with self._lock:
+            pending = self._pending.setdefault(session_id, _Pending())
+            for call_id, pinned in pins.items():
+                pending.pins[call_id] = pinned
+                if pinned:
+                    pending.manual.pop(call_id, None)
         self.flush(force=True)
 
     def count_request(

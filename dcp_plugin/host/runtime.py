@@ -11,7 +11,7 @@ The façades (the pluggy hooks in :mod:`~dcp_plugin.host.plugin`, the bridge ser
 - :meth:`Runtime.tool_definitions`, :meth:`Runtime.execute_tool` and :meth:`Runtime.system_text`
   for hosts that offer the model the plugin's tools (discard, extract, restore);
 - :meth:`Runtime.reset`, :meth:`Runtime.drop`, :meth:`Runtime.snapshot`,
-  :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.view` and
+  :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.pin`, :meth:`Runtime.view` and
   :meth:`Runtime.command` for the rest.
 """
 
@@ -41,9 +41,11 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
+from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
+from dcp_plugin.pipeline.modeltools.judge import restorable
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
@@ -102,6 +104,7 @@ class SessionView:
     restarts: int
     costs: Mapping[str, Any]
     model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
+    pinned: frozenset[str] = frozenset()  # call ids the user pinned
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,20 @@ class SweepOutcome:
 
     plan: SweepPlan
     swept: tuple[Decision, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PinOutcome:
+    """What a pin (or unpin) did: the calls it changed, those already so, and the ids that name no call.
+
+    ``pruned`` are the changed calls that carried a placeholder: pinned, they come back whole.
+    """
+
+    pinned: bool
+    changed: tuple[CallRecord, ...]
+    unchanged: tuple[CallRecord, ...]
+    unknown: tuple[str, ...]
+    pruned: tuple[CallRecord, ...] = ()
 
 
 @dataclass(eq=False)
@@ -337,6 +354,7 @@ class Runtime:
                 manual=stored.manual,
                 root=self.project_root,
                 tools_offered=self._tools_offered,
+                pinned=stored.pinned,
             )
             session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
         else:
@@ -385,6 +403,7 @@ class Runtime:
                 state.restarts,
                 {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
                 MappingProxyType(state.tools.tallies()),
+                state.pinned,
             )
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
@@ -440,6 +459,7 @@ class Runtime:
                 state.protector,
                 state.directory,
                 state.config.strategy_section(DEDUPLICATION).ignore_fields,
+                state.pinned,
             )
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             applied = state.take_new_applied()
@@ -447,6 +467,38 @@ class Runtime:
                 self._debug(state, self._persistence.record(session_id, applied))
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
         return SweepOutcome(selection, tuple(swept))
+
+    def pin(self, session_id: str, idents: Sequence[str], pinned: bool = True) -> PinOutcome | None:
+        """Pin (or unpin) the calls the short ids name in the session as last synced; None for an unknown session.
+
+        A change starts the session's decisions over on its next request, so a pinned output
+        that carried a placeholder goes out whole again, and an unpinned one may be pruned again.
+        Pins are saved at once, like sweeps.
+        """
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            state = session.state
+            found: list[CallRecord] = []
+            unknown: list[str] = []
+            for ident in idents:
+                key = normalize_id(ident)
+                record = state.ledger.by_ident.get(key) if key is not None else None
+                if record is None:
+                    unknown.append(ident)
+                elif all(r.call_id != record.call_id for r in found):
+                    found.append(record)
+            pruned = {r.call_id for r in found if restorable(r)}  # a placeholder is written for it now
+            changed = set(state.pin([r.call_id for r in found], pinned))
+        self._persistence.record_pins(session_id, {call_id: pinned for call_id in changed})
+        return PinOutcome(
+            pinned,
+            tuple(r for r in found if r.call_id in changed),
+            tuple(r for r in found if r.call_id not in changed),
+            tuple(unknown),
+            tuple(r for r in found if r.call_id in changed and r.call_id in pruned),
+        )
 
     # -- the model's tools ---------------------------------------------------------------------
     def tool_definitions(self) -> list[dict[str, Any]]:

@@ -71,8 +71,16 @@ _SCHEMA: tuple[str, ...] = (
         decided_at REAL NOT NULL,
         PRIMARY KEY (session_id, call_id)
     ) WITHOUT ROWID""",
+    # Outputs the user pinned (`/dcp pin`): nothing prunes them. Added within version 2 like
+    # `restored`: older plugins ignore it, and opening creates it when missing.
+    """CREATE TABLE IF NOT EXISTS pinned (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        decided_at REAL NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID""",
 )
-_TABLES = ("sessions", "pruned", "manual", "meta", "restored")
+_TABLES = ("sessions", "pruned", "manual", "meta", "restored", "pinned")
 # Statistics count what happened after this time (`dcp stats --reset`).
 STATS_RESET_KEY = "stats_reset_at"
 
@@ -137,10 +145,17 @@ class SessionBatch:
     cost_with: float = 0.0
     rewritten_tokens: int = 0
     restores: list[Restore] = field(default_factory=list)
+    pins: dict[str, bool] = field(default_factory=dict)  # call id -> pinned (True) or unpinned (False)
 
     def empty(self) -> bool:
         return not (
-            self.decisions or self.manual or self.requests or self.tokens_saved_sent or self.snapshot or self.restores
+            self.decisions
+            or self.manual
+            or self.requests
+            or self.tokens_saved_sent
+            or self.snapshot
+            or self.restores
+            or self.pins
         )
 
 
@@ -150,6 +165,7 @@ class StoredSession:
 
     manual: dict[str, str] = field(default_factory=dict)
     pruned: set[str] = field(default_factory=set)
+    pinned: set[str] = field(default_factory=set)
     snapshot: dict[str, Any] | None = None
     requests: int = 0
     tokens_saved_sent: int = 0
@@ -473,6 +489,9 @@ class Store:
             found.pruned = {
                 r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))
             }
+            found.pinned = {
+                r[0] for r in conn.execute("SELECT call_id FROM pinned WHERE session_id = ?", (session_id,))
+            }
             return found
 
         found: StoredSession = self._run(StoredSession(), work)
@@ -556,6 +575,17 @@ class Store:
                         "INSERT OR IGNORE INTO restored (session_id, call_id, outputs, tokens, decided_at) VALUES (?, ?, ?, ?, ?)",
                         [(batch.session_id, r.call_id, r.outputs, r.tokens, when) for r in batch.restores],
                     )
+                # After the sweeps: a pin takes back a sweep of the same call, whichever came first.
+                for call_id, pinned in batch.pins.items():
+                    key = (batch.session_id, call_id)
+                    if pinned:
+                        conn.execute(
+                            "INSERT OR REPLACE INTO pinned (session_id, call_id, decided_at) VALUES (?, ?, ?)",
+                            (*key, when),
+                        )
+                        conn.execute("DELETE FROM manual WHERE session_id = ? AND call_id = ?", key)
+                    else:
+                        conn.execute("DELETE FROM pinned WHERE session_id = ? AND call_id = ?", key)
             conn.execute("COMMIT")
             return True
 

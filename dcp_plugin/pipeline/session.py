@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
@@ -71,6 +71,7 @@ class SessionState:
         manual: Mapping[str, str] | None = None,
         root: str | None = None,
         tools_offered: bool = False,
+        pinned: Iterable[str] = (),
     ) -> None:
         self.session_id = session_id
         self.tools_offered = tools_offered  # the host offers the model the discard/extract/restore tools
@@ -80,6 +81,11 @@ class SessionState:
         self.protector = PathProtector(config.protected_file_patterns, directory, root)
         # Calls pruned by the user (call id -> reason): survive every restart and are re-applied.
         self.manual: dict[str, str] = dict(manual or {})
+        # Calls pinned by the user (call ids): nothing prunes them. An input like the config: a
+        # change starts a new epoch, so the decisions always follow from history, config and pins.
+        self.pinned: frozenset[str] = frozenset(pinned)
+        for call_id in self.pinned:
+            self.manual.pop(call_id, None)
         self.restarts = 0
         self.epoch = 0
         self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
@@ -141,6 +147,22 @@ class SessionState:
         self.config = config
         self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
         self.restart()
+
+    def pin(self, call_ids: Iterable[str], pinned: bool = True) -> list[str]:
+        """Pin (or unpin) calls; the ids whose pin changed. A change starts over on the next update.
+
+        Pinning a call takes back the user's sweep of it: a pin means the whole output stays.
+        """
+        wanted = set(call_ids)
+        changed = sorted(wanted - self.pinned) if pinned else sorted(wanted & self.pinned)
+        if not changed:
+            return []
+        self.pinned = self.pinned | wanted if pinned else self.pinned - wanted
+        if pinned:
+            for call_id in changed:
+                self.manual.pop(call_id, None)
+        self.restart()
+        return changed
 
     def offer_tools(self, offered: bool) -> None:
         """The host starts (or stops) offering the model tools: their calls and lists are derived anew."""
@@ -318,8 +340,9 @@ class SessionState:
             absolute_path(paths[0], self.directory) if paths else None,
             self.protector.is_protected(paths) if paths else False,
             self.directory,
+            record.call_id in self.pinned,
         )
-        self.tools.observe(record, state, call.protected)
+        self.tools.observe(record, state, call.protected or call.pinned)
         reason = self.manual.get(record.call_id)
         if reason is not None:
             decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
@@ -340,6 +363,7 @@ class SessionState:
             self.tools.guard,
             self.tools.prunable_ids,
             self.tools.protected,
+            self.pinned,
         )
 
     def _take_calls(self, messages: Sequence[Any], calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
@@ -418,6 +442,8 @@ class SessionState:
     def _decide(
         self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
     ) -> Decision | None:
+        if record.call_id in self.pinned:
+            return None  # the one place every prune passes: strategies, the model's tools, sweeps
         state = self.ledger.state_of(messages, record)
         if state is None:
             return None
@@ -511,6 +537,8 @@ class SessionState:
         """
         done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
         for record in records:
+            if record.call_id in self.pinned:
+                continue
             self.manual[record.call_id] = reason
             state = self.ledger.state_of(messages, record)
             if state is None:

@@ -31,6 +31,8 @@ from dcp_plugin.pipeline.placeholders import (
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
 from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
+# Why the model may not prune an output the user pinned (`/dcp pin`).
+PINNED = "pinned by the user"
 # More ids than this in one call is refused: no listed session has that many outputs worth it.
 MAX_IDS = 200
 
@@ -78,6 +80,7 @@ class Scope:
     guard: LoopGuard
     valid: Callable[[int, int], list[str]]  # (message index, turn) -> prunable ids, largest first
     protected_tools: frozenset[str] = field(default_factory=frozenset)
+    pinned: frozenset[str] = field(default_factory=frozenset)  # call ids the user pinned
 
 
 def protected_tools(config: DcpConfig) -> frozenset[str]:
@@ -197,6 +200,8 @@ def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int
     paths = extract_paths(record.tool, state.get("input"))
     tp = scope.config.turn_protection
     owner = record.output_decision
+    if record.call_id in scope.pinned:
+        return PINNED
     if record.tool in scope.protected_tools:
         return f"{record.tool} outputs are protected"
     if paths and scope.protector.is_protected(paths):
@@ -294,4 +299,15 @@ def _restorable_ids(scope: Scope, call: Call) -> list[str]:
     ]
 
 
-__all__ = ["MAX_IDS", "PRUNING_TOOLS", "Call", "Scope", "Verdict", "judge", "protected_tools", "read_ids", "restorable"]
+__all__ = [
+    "MAX_IDS",
+    "PINNED",
+    "PRUNING_TOOLS",
+    "Call",
+    "Scope",
+    "Verdict",
+    "judge",
+    "protected_tools",
+    "read_ids",
+    "restorable",
+]

@@ -91,12 +91,15 @@ class ModelTools:
         return record.tool in self.names
 
     # -- what the session feeds in ----------------------------------------------------------
-    def observe(self, record: CallRecord, state: dict[str, Any], path_protected: bool) -> None:
-        """A finished call: count its result and remember it when the model may prune its output."""
+    def observe(self, record: CallRecord, state: dict[str, Any], kept: bool) -> None:
+        """A finished call: count its result and remember it when the model may prune its output.
+
+        ``kept``: a protected path or a pin by the user; never the model's to prune.
+        """
         if not self.lists or record.status != "completed":
             return
         self._results += 1
-        if path_protected or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
+        if kept or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
             return
         # What a discard frees: the output's tokens less the placeholder's (the input stays).
         size = estimate_json_tokens(state["output"]) - estimate_json_tokens(tag(DISCARDED_PLACEHOLDERS["done"], record.ident))

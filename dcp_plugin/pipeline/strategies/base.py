@@ -25,6 +25,7 @@ class FinishedCall:
     path: str | None  # the first of them, absolute and normalized against the project
     protected: bool  # a path matches protectedFilePatterns: no strategy may prune this call
     directory: str = ""  # the project directory (relative paths and labels)
+    pinned: bool = False  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
 
     @property
     def tool(self) -> str:

@@ -5,7 +5,7 @@ trigger, every maskable output older than the kept ones is replaced by a placeho
 names the tool, its key argument and the size removed. Kept: the newest outputs up to
 ``keepTokens`` tokens, every output of the last ``keepTurns`` user turns, errors (their output
 is the error message, which is never touched), protected tools (the built-in list, with `task`,
-plus ``protectedTools``) and protected paths. The decisions go through the cache scheduler
+plus ``protectedTools``), protected paths and outputs the user pinned. The decisions go through the cache scheduler
 like every other, so the placeholders are written in batches.
 """
 
@@ -67,8 +67,8 @@ class MaskOldOutputs:
 
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
-        if record.status != "completed" or call.protected or record.tool in self.protected_tools:
-            return ()
+        if record.status != "completed" or call.protected or call.pinned or record.tool in self.protected_tools:
+            return ()  # a pinned output stays, and the newest `keepTokens` are counted among the others
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
