@@ -15,7 +15,6 @@ from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 from dcp_plugin.pipeline.strategies import DEDUPLICATION
 from dcp_plugin.pipeline.strategies.deduplication import duplicate_signature
 
-
 PINNED = "pinned"
 
 
