@@ -62,11 +62,11 @@ def tag(text: str, ident: str | None) -> str:
     """A placeholder naming the call it stands in for: ``[dcp: ... (id 3kq7)]``.
 
     The id goes before the first ``]``, so a placeholder keeps the prefix its kind is
-    recognized by (``formats.kinds``); texts that are not the plugin's (``[dcp: ...]``) stay.
+    recognized by (``formats.kinds``); texts that are not the plugin's (``[dcp:...]``) stay.
     """
     # A cut's text may start with the blank line it keeps before the placeholder.
     lead = len(text) - len(text.lstrip("\n"))
-    if ident is None or not text.startswith("[dcp: ", lead):
+    if ident is None or not text.startswith(PLACEHOLDER_PREFIX, lead):
         return text
     end = text.find("]", lead)
     if end < 0 or text[:end].endswith(f" (id {ident})"):  # no end, or named already (a cut carried over)

@@ -297,22 +297,15 @@ class SessionState:
             raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
         # order: who claims a field first follows the conversation, however requests cut it.
-        finished = result.finished
-        first = 0
-        while first < len(finished):
-            # One message's calls at a time: the model's tool calls among them are judged on the
-            # history before that message, as they were when the host ran them.
-            index = finished[first].message_index
-            last = first
-            while last < len(finished) and finished[last].message_index == index:
-                last += 1
-            group = finished[first:last]
-            first = last
+        # One message's calls at a time (they arrive in order): the model's tool calls among them
+        # are judged on the history before that message, as they were when the host ran them.
+        for _, calls in itertools.groupby(result.finished, key=lambda record: record.message_index):
+            group = list(calls)
             states = [ledger.state_of(messages, record) or {} for record in group]
-            owned = [(record, state) for record, state in zip(group, states, strict=False) if self.tools.owns(record)]
+            owned = [(record, state) for record, state in zip(group, states, strict=True) if self.tools.owns(record)]
             if owned:
                 self._take_calls(messages, owned)
-            for record, state in zip(group, states, strict=False):
+            for record, state in zip(group, states, strict=True):
                 self._observe(messages, record, state)
         self._release_young(messages)
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
