@@ -16,7 +16,7 @@ from benchmarks.harness import BenchHost
 from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.placeholders import apply, plan
+from dcp_plugin.pipeline.patches import apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.pipeline.tokens import estimate_message_tokens

@@ -74,7 +74,7 @@ def patched_parts(reply: dict[str, Any]) -> dict[tuple[str, str], Any]:
 
 def reference_patches(messages: list[dict[str, Any]], config: DcpConfig | None = None) -> dict[tuple[str, str], Any]:
     """What a fresh runtime decides on the whole list: the from-scratch answer."""
-    from dcp_plugin.pipeline.placeholders import to_wire
+    from dcp_plugin.bridge.wire import to_wire
 
     runtime = Runtime(PROJECT, StaticConfig(config or make_config()))
     outgoing = runtime.prepare(session_id_of(None, messages), messages)

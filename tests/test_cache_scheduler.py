@@ -10,8 +10,8 @@ from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, 
 
 from dcp_plugin.cost.prices import DEFAULTS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Decision
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 
 ANTHROPIC = DEFAULTS["anthropic"]

@@ -12,8 +12,8 @@ from helpers import PROJECT, call, make_config, named, user
 from dcp_plugin.host.notifications import DETAILED_LIMIT, format_notification
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Decision
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 # Any call's id has the same length: what the placeholder of the first read costs.
 SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)

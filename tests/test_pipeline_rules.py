@@ -12,7 +12,8 @@ from helpers import PROJECT, SESSION, assistant, call, diagnostics, make_config,
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import call_id_of
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, plan
+from dcp_plugin.pipeline.patches import plan
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.tokens import estimate_part_tokens
 

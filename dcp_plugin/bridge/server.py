@@ -13,10 +13,10 @@ from typing import IO, Any
 from dcp_plugin.bridge import protocol
 from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
 from dcp_plugin.bridge.protocol import ProtocolError
+from dcp_plugin.bridge.wire import to_wire
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import message_id, model_ref
-from dcp_plugin.pipeline.placeholders import to_wire
 
 log = logging.getLogger("dcp_plugin.bridge")
 

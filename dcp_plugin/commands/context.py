@@ -12,8 +12,8 @@ from dcp_plugin.commands.calls import call_label
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
-from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
 from dcp_plugin.pipeline.tokens import (
     DEFAULT_IMAGE_TOKENS,

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import FINAL_STATUSES
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.pipeline.decisions import CallRecord
+from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import Any
 from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 from dcp_plugin.pipeline.strategies import DEDUPLICATION
 from dcp_plugin.pipeline.strategies.deduplication import duplicate_signature

@@ -24,7 +24,7 @@ from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
 from dcp_plugin.pipeline.conversation import ModelRef
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 
 log = logging.getLogger("dcp_plugin")
 
@@ -176,7 +176,7 @@ class Pruner:
 
         The runtime hands over only the decisions made since the session's token (or all of
         them when it started over); items rebuilt before are reused. The value a decision
-        writes is its ``value``, exactly what ``placeholders.apply`` would write into the view.
+        writes is its ``value``, exactly what ``patches.apply`` would write into the view.
         """
         view = session.builder.view
         if not outgoing.incremental:

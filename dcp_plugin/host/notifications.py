@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.strategies import REASON_TEXT
 
 Level = Literal["off", "minimal", "detailed"]

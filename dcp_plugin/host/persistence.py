@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
 
 log = logging.getLogger("dcp_plugin")

@@ -41,12 +41,12 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
-from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
 from dcp_plugin.pipeline.modeltools.judge import restorable
-from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
+from dcp_plugin.pipeline.patches import Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
 

@@ -102,6 +102,12 @@ def is_assistant(message: Any) -> bool:
     return info_of(message).get("role") == "assistant"
 
 
+def output_is_cleared(state: dict[str, Any]) -> bool:
+    """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
+    when = state.get("time")
+    return isinstance(when, dict) and bool(when.get("compacted"))
+
+
 def _text_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 

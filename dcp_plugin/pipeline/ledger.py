@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dcp_plugin.pipeline.conversation import (
     FINAL_STATUSES,
@@ -17,42 +17,8 @@ from dcp_plugin.pipeline.conversation import (
     message_id,
     parts_of,
 )
+from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
-
-if TYPE_CHECKING:
-    from dcp_plugin.pipeline.placeholders import Decision
-
-
-@dataclass(slots=True, eq=False)
-class CallRecord:
-    """What the strategies need to know about one tool call, and where it is; never its content.
-
-    ``output_decision`` and ``input_decision`` are the decisions that currently own each
-    field (None while nothing prunes it): the one place that says whether a call is pruned.
-    ``note`` is the plugin's own text appended to the output (the prunable list), which is
-    not a prune. ``ident`` is the short id the model names the call by (:mod:`..ids`);
-    ``step`` counts the assistant messages up to and including the call's own.
-    """
-
-    call_id: str
-    tool: str
-    seq: int
-    message_index: int
-    part_index: int
-    part_id: str | None
-    message_id: str | None
-    turn: int
-    status: str
-    ident: str | None = None
-    step: int = 0
-    output_decision: Decision | None = None
-    input_decision: Decision | None = None
-    note: Decision | None = None
-
-    @property
-    def pruned(self) -> bool:
-        """Whether some decision replaces a field of this call."""
-        return self.output_decision is not None or self.input_decision is not None
 
 
 def drop_nulls(value: Any, depth: int = 0) -> Any:

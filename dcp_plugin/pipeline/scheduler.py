@@ -36,8 +36,8 @@ from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.fenwick import Fenwick
-from dcp_plugin.pipeline.placeholders import Decision
 
 # Batches evaluated per request at most: the shallowest pending positions and an even spread
 # of the deeper ones, so a session with thousands of waiting prunes costs the same per request.

@@ -12,10 +12,8 @@ from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
-from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
-from dcp_plugin.pipeline.placeholders import (
+from dcp_plugin.pipeline.decisions import (
+    CallRecord,
     CutOutput,
     Decision,
     Edit,
@@ -25,6 +23,9 @@ from dcp_plugin.pipeline.placeholders import (
     sweep_edit,
     withdrawal,
 )
+from dcp_plugin.pipeline.ledger import Ledger
+from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
+from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy

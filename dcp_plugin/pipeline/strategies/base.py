@@ -9,8 +9,7 @@ from typing import Any, Protocol
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import Edit
+from dcp_plugin.pipeline.decisions import CallRecord, Edit
 
 Proposal = tuple[CallRecord, Edit]
 

@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import Field
 
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord, signature
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, ReplaceOutput
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
+from dcp_plugin.pipeline.ledger import signature
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import FAILED_INPUT_PLACEHOLDER, ShrinkInput
+from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
+from dcp_plugin.pipeline.placeholders import FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import SUPERSEDED_PLACEHOLDER, ShrinkInput
+from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
+from dcp_plugin.pipeline.placeholders import SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.protection import PATH_KEYS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, line_count, shown_lines

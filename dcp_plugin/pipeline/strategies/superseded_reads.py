@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import ReplaceOutput
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
 

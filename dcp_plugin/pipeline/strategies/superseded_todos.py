@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import ReplaceOutput
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
 NAME = "supersededTodos"
