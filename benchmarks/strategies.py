@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.commands.calls import key_argument
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import info_of
+from dcp_plugin.model.messages import info_of
+from dcp_plugin.pipeline.labels import key_argument
 from dcp_plugin.replay.contributions import contributions, enabled_strategies, tokens_saved
 from dcp_plugin.replay.engine import ReplayReport, plugin_host, replay, request_points, with_pricing
 from dcp_plugin.replay.sessionfile import example_session_path, load_session

@@ -10,7 +10,7 @@ from helpers import PROJECT, make_config
 from dcp_plugin.bridge.server import BridgeServer
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.model.messages import session_id_of
 
 
 def fingerprint(held: list[dict[str, Any]], base: int) -> dict[str, Any]:

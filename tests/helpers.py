@@ -9,7 +9,7 @@ import textwrap
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.model.messages import call_id_of
 from dcp_plugin.pipeline.placeholders import placeholder_for
 
 _ids = itertools.count(1)

@@ -11,7 +11,7 @@ import pytest
 from helpers import make_config
 
 from dcp_plugin.cli.main import main
-from dcp_plugin.pipeline.tokens import estimate_content_tokens
+from dcp_plugin.model.tokens import estimate_content_tokens
 from dcp_plugin.replay.engine import replay, request_points
 from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
 from dcp_plugin.replay.simulate import generate_session

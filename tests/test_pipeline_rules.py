@@ -11,11 +11,11 @@ from helpers import PROJECT, SESSION, assistant, call, diagnostics, make_config,
 
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.model.messages import call_id_of
+from dcp_plugin.model.tokens import estimate_part_tokens
 from dcp_plugin.pipeline.patches import plan
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.tokens import estimate_part_tokens
 
 BIG = "x" * 2000
 
@@ -108,14 +108,14 @@ def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None
 
 
 def test_a_message_id_is_never_taken_for_a_model_id() -> None:
-    from dcp_plugin.pipeline.conversation import model_ref
+    from dcp_plugin.model.refs import model_ref
 
     assert model_ref({"id": "msg_1", "role": "assistant", "providerID": "anthropic"}) == model_ref({"providerID": "anthropic"})
     assert model_ref({"id": "claude-x", "providerID": "anthropic", "limit": {"context": 9}}).model_id == "claude-x"  # type: ignore[union-attr]
 
 
 def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
-    from dcp_plugin.pipeline.conversation import ModelRef, model_ref
+    from dcp_plugin.model.refs import ModelRef, model_ref
 
     assert model_ref({"role": "assistant", "modelID": "m", "providerID": "p"}) == ModelRef("p", "m")
     assert model_ref({"role": "user", "model": {"providerID": "p", "modelID": "m"}}) == ModelRef("p", "m")
@@ -125,8 +125,8 @@ def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from dcp_plugin.model.tokens import tokens_removed, tool_state_tokens  # noqa: E402
 from dcp_plugin.pipeline.fenwick import Fenwick  # noqa: E402
-from dcp_plugin.pipeline.tokens import tokens_removed, tool_state_tokens  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=80),

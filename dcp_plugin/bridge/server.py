@@ -16,7 +16,8 @@ from dcp_plugin.bridge.protocol import ProtocolError
 from dcp_plugin.bridge.wire import to_wire
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import message_id, model_ref
+from dcp_plugin.model.messages import message_id
+from dcp_plugin.model.refs import model_ref
 
 log = logging.getLogger("dcp_plugin.bridge")
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.store import Stats
-from dcp_plugin.pipeline.conversation import model_ref, session_id_of
+from dcp_plugin.model.messages import session_id_of
+from dcp_plugin.model.refs import model_ref
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import Runtime, SessionView

@@ -6,10 +6,10 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.host.notifications import plural
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES, info_of
+from dcp_plugin.model.messages import FINAL_STATUSES, info_of
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.labels import call_label, relative
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 from dcp_plugin.pipeline.strategies import DEDUPLICATION

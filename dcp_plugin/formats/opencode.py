@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.pipeline.conversation import info_of, parts_of
+from dcp_plugin.model.messages import info_of, parts_of
 
 _ROLE_TEXT = {"user": Kind.USER_TEXT, "assistant": Kind.ASSISTANT_TEXT, "system": Kind.SYSTEM_TEXT}
 

@@ -23,7 +23,7 @@ from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, A
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
-from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
 
 log = logging.getLogger("dcp_plugin")

@@ -40,7 +40,8 @@ from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
-from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
+from dcp_plugin.model.messages import session_id_of
+from dcp_plugin.model.refs import ModelRef, model_ref
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES

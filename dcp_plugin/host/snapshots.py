@@ -8,7 +8,7 @@ from typing import Any
 from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
 from dcp_plugin.budget.tips import TipId
-from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.model.refs import ModelRef
 
 
 class SnapshotTracker:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dcp_plugin.pipeline.conversation import output_is_cleared
+from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.tokens import json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
-from dcp_plugin.pipeline.tokens import json_chars, tokens_removed, tool_state_tokens
 
 Field = Literal["input", "output"]
 Cut = tuple[int, int, str]

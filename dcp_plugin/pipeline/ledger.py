@@ -8,15 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.pipeline.conversation import (
-    FINAL_STATUSES,
-    HistoryMark,
-    call_id_of,
-    is_assistant,
-    is_user,
-    message_id,
-    parts_of,
-)
+from dcp_plugin.model.history import HistoryMark
+from dcp_plugin.model.messages import FINAL_STATUSES, call_id_of, is_assistant, is_user, message_id, parts_of
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.model.messages import call_id_of
 from dcp_plugin.pipeline.decisions import Decision
 
 

@@ -16,11 +16,12 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
+from dcp_plugin.model.messages import info_of, message_time, session_id_of
+from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.replay.pricing import CacheAccountant, CostTotals, PatchKey, SentRequest, compaction_starts
 
 

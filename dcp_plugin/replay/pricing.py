@@ -17,7 +17,7 @@ from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
-from dcp_plugin.pipeline.conversation import info_of, parts_of
+from dcp_plugin.model.messages import info_of, parts_of
 
 PatchKey = tuple[int, int, str]
 

@@ -12,17 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import output_is_cleared
+from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_tools
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 # What a written list is recorded as: a note (plugin text added to an output), never a prune.
 LIST_STRATEGY = "dcp.list"

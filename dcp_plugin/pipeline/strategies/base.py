@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dcp_plugin.budget.thresholds import Thresholds
-from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
 from dcp_plugin.pipeline.decisions import CallRecord, Edit
+from dcp_plugin.pipeline.labels import call_label
 
 Proposal = tuple[CallRecord, Edit]
 

@@ -19,13 +19,13 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from dcp_plugin.budget.thresholds import Thresholds
-from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.conversation import output_is_cleared
+from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 NAME = "maskOldOutputs"
 Tier = Literal["warn", "auto", "hard"]

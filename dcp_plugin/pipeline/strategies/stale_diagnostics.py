@@ -22,9 +22,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dcp_plugin.commands.calls import relative
 from dcp_plugin.config.section import Section
 from dcp_plugin.pipeline.decisions import CallRecord, Cut, CutOutput
+from dcp_plugin.pipeline.labels import relative
 from dcp_plugin.pipeline.protection import absolute_path
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
