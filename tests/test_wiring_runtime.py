@@ -170,3 +170,14 @@ def test_a_broken_snapshot_never_breaks_the_request(tmp_path: Path, monkeypatch:
     messages = session()
     runtime.transform({}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"].startswith("[dcp:")
+
+
+def test_snapshot_names_the_newest_message_model_when_the_host_names_another(tmp_path: Path) -> None:
+    # One rule (model.refs.request_model) for the runtime and the session's request history:
+    # the messages win, so a restart or a replay finds the model the live run found.
+    runtime = make_runtime(tmp_path)
+    host = {"id": "gpt-4o", "providerID": "openai", "limit": {"context": 50_000}}
+    runtime.transform({"model": host}, {"messages": session(model="gemini-2.5-pro")})
+    snap = runtime.snapshot(SESSION)
+    assert snap is not None
+    assert (snap.model_id, snap.context_limit) == ("gemini-2.5-pro", context_limit("gemini-2.5-pro"))

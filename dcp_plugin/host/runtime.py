@@ -41,7 +41,7 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.model.messages import session_id_of
-from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.refs import ModelRef, model_ref, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
@@ -275,8 +275,8 @@ class Runtime:
         return plan(messages, state.applied), False
 
     def _model_for(self, model: ModelRef | None, named: ModelRef | None) -> ModelRef | None:
-        """The request's model: the host's, else the startup one, else the newest a message names."""
-        known = (model or ModelRef()).merged_over(self._startup_model).merged_over(named)
+        """The request's model: the newest a message names, blanks filled from the host's, then the startup one."""
+        known = request_model(named, (model or ModelRef()).merged_over(self._startup_model))
         return None if known == ModelRef() else known
 
     def finish(self, outgoing: Outgoing, messages: Sequence[Any], *, request: bool = True) -> ContextSnapshot | None:

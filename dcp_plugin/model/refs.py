@@ -69,3 +69,15 @@ def latest_model(messages: Sequence[Any]) -> ModelRef | None:
         if ref is not None and ref.model_id is not None:
             return ref
     return None
+
+
+def request_model(named: ModelRef | None, host: ModelRef | None) -> ModelRef:
+    """The model a request goes to: the one the newest message names, its blanks (a limit) filled from the host's.
+
+    The one rule for which wins, used by the session's request history and by the runtime.
+    The messages win because they are all a session's past requests can be known by: a
+    restart or a replay must find the same model at each request as the live run did. On
+    OpenCode the two agree (the user message records the model chosen for the turn, each
+    assistant message the model that answered); the host adds the context limit it knows.
+    """
+    return (named or ModelRef()).merged_over(host)

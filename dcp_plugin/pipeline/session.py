@@ -12,7 +12,7 @@ from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.model.messages import info_of, is_assistant, message_time
-from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.refs import ModelRef, model_ref, request_model
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.decisions import (
     CallRecord,
@@ -245,7 +245,7 @@ class SessionState:
 
     def _schedule(self, messages: Sequence[Any], count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
-        model = (self._model or ModelRef()).merged_over(self.host_model)
+        model = request_model(self._model, self.host_model)
         tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
         ladder = self._ladder()
         listing = self.tools.listing(
@@ -411,7 +411,7 @@ class SessionState:
 
     def _ladder(self) -> Thresholds:
         """The budget ladder of the model the current request goes to (remembered per model)."""
-        model = (self._model or ModelRef()).merged_over(self.host_model)
+        model = request_model(self._model, self.host_model)
         if model != self._ladder_model or self._ladder_value is None:
             limit, _ = resolve_context_limit(model.model_id, model.context_limit)
             self._ladder_model = model
