@@ -105,7 +105,7 @@ def _looping_session(cooldown: int, max_failures: int) -> dict[str, Any]:
     history.append(_message("user", []))
     accepted = refused = added = 0
     for step in range(LOOP_STEPS):
-        runtime.transform({}, {"messages": copy.deepcopy(history)})
+        runtime.prune("bench", copy.deepcopy(history))
         call_id = f"loop_{next(_ids)}"
         arguments = {"ids": [reads[step]], "reason": "noise"}
         result = runtime.execute_tool("bench", "discard", arguments, copy.deepcopy(history), call_id=call_id)
@@ -138,7 +138,7 @@ def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm
     # Tool states are copied once, so placeholders can be undone from the originals.
     working = [{**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]} for m in history]
     start = time.perf_counter()
-    runtime.transform({}, {"messages": working[:size]})
+    runtime.prune(session, working[:size])
     cold = (time.perf_counter() - start) * 1000
     times = []
     for count in range(size, size + warm + 1):
@@ -146,7 +146,7 @@ def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm
         if sent is not None:
             undo_patches(history, sent.patches)
         start = time.perf_counter()
-        runtime.transform({}, {"messages": working[: count + 1]})
+        runtime.prune(session, working[: count + 1])
         times.append((time.perf_counter() - start) * 1000)
     return cold, statistics.median(times)
 

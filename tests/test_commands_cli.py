@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import hook_transform
 
 from dcp_plugin.cli.main import main
 from dcp_plugin.config.model import DcpConfig
@@ -32,7 +33,7 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
     final = copy.deepcopy(messages[:last])
     runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()))
     runtime.use_store(None)
-    runtime.transform({}, {"messages": final})
+    hook_transform(runtime, {}, {"messages": final})
     sums = {"user": 0, "assistant": 0, "tools": 0}
     for m in final:
         for p in m["parts"]:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import make_config
+from helpers import hook_transform, make_config
 
 from dcp_plugin.cli.main import main
 from dcp_plugin.model.tokens import estimate_content_tokens
@@ -80,7 +80,7 @@ def test_replay_last_request_with_plugin_matches_a_single_transform(capsys):
     last = report["per_request"][-1]
     outgoing = copy.deepcopy(messages[: last["messages"]])
     # The default config, as the replay reads it: the scheduler's choices are part of the result.
-    Runtime("/home/dev/project", StaticConfig()).transform({}, {"messages": outgoing})
+    hook_transform(Runtime("/home/dev/project", StaticConfig()), {}, {"messages": outgoing})
     assert last["tokens_with"] == estimate_content_tokens(outgoing)
 
 

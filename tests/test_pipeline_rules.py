@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, call, diagnostics, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.runtime import Runtime
@@ -29,7 +29,7 @@ def duplicate_reads(**part: Any) -> list[dict[str, Any]]:
 def run(messages: list[dict[str, Any]], runtime: Runtime | None = None) -> tuple[list[dict[str, Any]], Runtime]:
     runtime = runtime or Runtime(PROJECT, make_config())
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     return out, runtime
 
 

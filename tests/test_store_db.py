@@ -8,7 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, hook_transform, make_config, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -222,7 +222,7 @@ def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None
     runtime.startup({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)})
     runtime.use_store(Store(blocker / "dcp.sqlite3", lambda text: reports.append(text)))
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="B" * 300)]
-    runtime.transform({}, {"messages": messages})
+    hook_transform(runtime, {}, {"messages": messages})
     runtime.flush()
     assert messages[1]["parts"][0]["state"]["output"] != "A" * 300
     assert len([r for r in reports if "cannot be opened" in r]) == 1

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, hook_transform, make_config, user
 
 from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -142,7 +142,7 @@ def test_pending_bookkeeping_is_saved_once_the_store_is_back(folder: Path, faili
     runtime.use_store(store)
     failing_connect.error = sqlite3.OperationalError("unable to open database file")
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300)]
-    runtime.transform({}, {"messages": messages})
+    hook_transform(runtime, {}, {"messages": messages})
     runtime.flush()
     failing_connect.stop()
     clock.now += store_mod.RETRY_SECONDS

@@ -19,10 +19,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
+from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
 
@@ -233,14 +235,10 @@ class Pruner:
         format: Adapter | str = OPENAI_CHAT,
     ) -> str | None:
         """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off."""
-        input: dict[str, Any] = {"command": "dcp", "arguments": arguments, "sessionID": session_id}
+        view: list[Any] | None = None
         if messages:
             try:
-                input["messages"] = self.view(format, messages, session_id=session_id).messages
+                view = self.view(format, messages, session_id=session_id).messages
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows
                 log.exception("dcp: could not read the messages for /dcp")
-        output: dict[str, Any] = {}
-        self.runtime.command(input, output)
-        if not output.get("handled"):
-            return None
-        return "\n".join(str(p.get("text", "")) for p in output.get("parts", []) if isinstance(p, dict))
+        return answer(self.runtime, COMMAND, arguments, session_id_of({"sessionID": session_id}, view or []), view)

@@ -1,18 +1,20 @@
 """The plugin's runtime: every session of one host process, and the one per-request API all façades use.
 
-The façades (the pluggy hooks in :mod:`~dcp_plugin.host.plugin`, the bridge server, the
-``/dcp`` commands, replay and the benchmarks) call only the public methods here:
+It takes and returns plain values and knows no hook shapes: the façades (the pluggy hooks in
+:mod:`~dcp_plugin.host.plugin`, the bridge server, the provider adapters, the ``/dcp`` commands in
+:mod:`~dcp_plugin.commands.dispatch`, replay) convert what their host hands them and call only the
+public methods here:
 
 - :meth:`Runtime.prepare` syncs a session with the messages about to be sent and returns the
   :class:`Outgoing` patches (all of them, or those applied since the caller's token);
 - :meth:`Runtime.finish` does the bookkeeping of a sent request (notifications, the context
   snapshot and its tip, statistics); it never raises, and a bridge calls it after replying;
-- :meth:`Runtime.transform` is both in one call, for hosts that hand a mutable list;
+- :meth:`Runtime.prune` is both in one call, for hosts that hand the outgoing list itself;
 - :meth:`Runtime.tool_definitions`, :meth:`Runtime.execute_tool` and :meth:`Runtime.system_text`
   for hosts that offer the model the plugin's tools (discard, extract, restore);
 - :meth:`Runtime.reset`, :meth:`Runtime.drop`, :meth:`Runtime.snapshot`,
   :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.pin`, :meth:`Runtime.view` and
-  :meth:`Runtime.command` for the rest.
+  :meth:`Runtime.sync_for_command` for the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from typing import Any, Protocol
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import tip_text
-from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
@@ -40,7 +41,6 @@ from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
-from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.model.refs import ModelRef, model_ref, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
@@ -50,6 +50,7 @@ from dcp_plugin.pipeline.modeltools.judge import restorable
 from dcp_plugin.pipeline.patches import Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
+from dcp_plugin.pipeline.sweep import SweepPlan, select
 
 log = logging.getLogger("dcp_plugin")
 
@@ -126,6 +127,7 @@ class SweepOutcome:
 
     plan: SweepPlan
     swept: tuple[Decision, ...]
+    directory: str  # the session's project directory: paths are named relative to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,16 +321,16 @@ class Runtime:
             log.exception("dcp: post-request bookkeeping failed")
             return None
 
-    def transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
-        """The chat_messages_transform hook: prune ``output["messages"]`` in place, or leave it untouched."""
+    def prune(self, session_id: str, messages: list[Any], *, model: ModelRef | None = None) -> None:
+        """Prune ``messages`` in place before they are sent (prepare, apply, finish), or leave them untouched.
+
+        For hosts that hand the outgoing list itself. Never raises: on an internal failure the
+        request goes out unpruned.
+        """
         try:
-            messages = output.get("messages") if isinstance(output, Mapping) else None
-            if not isinstance(messages, list) or not messages:
+            if not messages:
                 return
-            hook_input = input if isinstance(input, Mapping) else {}
-            outgoing = self.prepare(
-                session_id_of(hook_input, messages), messages, model=model_ref(hook_input.get("model"))
-            )
+            outgoing = self.prepare(session_id, messages, model=model)
             if outgoing is None:
                 return
             apply(outgoing.patches)
@@ -458,7 +460,6 @@ class Runtime:
                 count,
                 state.config.sweep_protected(),
                 state.protector,
-                state.directory,
                 state.config.strategy_section(DEDUPLICATION).ignore_fields,
                 state.pinned,
             )
@@ -467,7 +468,7 @@ class Runtime:
             if applied:
                 self._debug(state, self._persistence.record(session_id, applied))
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
-        return SweepOutcome(selection, tuple(swept))
+        return SweepOutcome(selection, tuple(swept), state.directory)
 
     def pin(self, session_id: str, idents: Sequence[str], pinned: bool = True) -> PinOutcome | None:
         """Pin (or unpin) the calls the short ids name in the session as last synced; None for an unknown session.
@@ -561,46 +562,7 @@ class Runtime:
             log.exception("dcp: the %s tool failed", name)
             return ToolResult(f"dcp: {name} failed inside the plugin ({type(exc).__name__}); nothing was changed.", True, f"{name}: failed")
 
-    def system_transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
-        """The system-prompt hook: append :meth:`system_text` to ``output["system"]`` (a list of strings)."""
-        try:
-            system = output.get("system") if isinstance(output, Mapping) else None
-            text = self.system_text() if isinstance(system, list) else None
-            if text is not None and isinstance(system, list) and text not in system:
-                system.append(text)
-        except Exception:  # noqa: BLE001 - the request goes out without the text
-            log.exception("dcp: could not add to the system prompt")
-
     # -- commands ----------------------------------------------------------------------------
-    def command(self, input: Mapping[str, Any], output: dict[str, Any]) -> None:
-        """The command_execute_before hook: answers `/dcp ...`; other commands are left alone."""
-        if not isinstance(input, Mapping) or not isinstance(output, dict):
-            return
-        name = input.get("command")
-        if not isinstance(name, str) or name.strip().lstrip("/") != "dcp":
-            return
-        try:
-            config = self.config()
-            if not config.enabled or not config.commands.enabled:
-                return
-        except Exception:  # noqa: BLE001
-            log.exception("dcp: could not read the config for /dcp")
-            return
-        arguments = input.get("arguments")
-        arguments = arguments if isinstance(arguments, str) else ""
-        try:
-            from dcp_plugin.commands.dispatch import run
-
-            text = run(self, input, arguments)
-        except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
-            log.exception("dcp: /dcp %s failed", arguments)
-            text = f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
-        output["handled"] = True
-        parts = output.get("parts")
-        if not isinstance(parts, list):
-            parts = output["parts"] = []
-        parts.append({"type": "text", "text": text})
-
     def sync_for_command(
         self, session_id: str, messages: Sequence[Any] | None, model: ModelRef | None
     ) -> ContextSnapshot | None:
