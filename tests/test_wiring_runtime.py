@@ -177,7 +177,7 @@ def test_snapshot_names_the_newest_message_model_when_the_host_names_another(tmp
     # the messages win, so a restart or a replay finds the model the live run found.
     runtime = make_runtime(tmp_path)
     host = {"id": "gpt-4o", "providerID": "openai", "limit": {"context": 50_000}}
-    runtime.transform({"model": host}, {"messages": session(model="gemini-2.5-pro")})
+    hook_transform(runtime, {"model": host}, {"messages": session(model="gemini-2.5-pro")})
     snap = runtime.snapshot(SESSION)
     assert snap is not None
     assert (snap.model_id, snap.context_limit) == ("gemini-2.5-pro", context_limit("gemini-2.5-pro"))
