@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -149,6 +150,10 @@ class _Session:
     state: SessionState
     snapshots: SnapshotTracker
     model: ModelRef | None = None
+    # Held by everything that reads or changes this session. A session's first request replays
+    # the history it implies (about 5 s at 20,000 messages): under one runtime-wide lock every
+    # other session's request waited that long; under its own lock they do not wait at all.
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
 
 class Runtime:
@@ -170,6 +175,8 @@ class Runtime:
         self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
         self._create_global_config = create_global_config
         self._sessions: dict[str, _Session] = {}
+        # The runtime-wide lock guards only what sessions share (the sessions map, the latest
+        # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
         self._persistence = Persistence(store, self.notifier.warn)
         self._summarize: Callable[[dict[str, Any]], Any] | None = None
@@ -244,9 +251,8 @@ class Runtime:
         config = self.config()
         if not config.enabled:
             return None
-        with self._lock:
-            session = self._session(session_id, config)
-            state = session.state
+        session = self._session(session_id, config)
+        with self._locked(session) as state:
             host_model = (model or ModelRef()).merged_over(self._startup_model)
             state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
@@ -267,7 +273,8 @@ class Runtime:
                 state.saved_tokens,
                 state.in_force_count,
             )
-            self._last[session_id] = outgoing
+            with self._lock:
+                self._last[session_id] = outgoing
             return outgoing
 
     @staticmethod
@@ -287,11 +294,10 @@ class Runtime:
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
         try:
-            with self._lock:
-                session = self._sessions.get(outgoing.session_id)
-                if session is None:
-                    return None
-                state = session.state
+            session = self._find(outgoing.session_id)
+            if session is None:
+                return None
+            with self._locked(session) as state:
                 config = state.config
                 costs = state.scheduler.take_costs()
                 # Only the request being sent now is counted: earlier requests of the implied
@@ -340,10 +346,15 @@ class Runtime:
         self.finish(outgoing, messages)
 
     # -- sessions ----------------------------------------------------------------------------
+    def _find(self, session_id: str) -> _Session | None:
+        with self._lock:
+            return self._sessions.get(session_id)
+
     def _session(self, session_id: str, config: DcpConfig) -> _Session:
-        session = self._sessions.get(session_id)
+        """The session, restored from the store on first sight; lock it before touching its state."""
+        session = self._find(session_id)
         if session is None:
-            stored = self._persistence.load(session_id)
+            stored = self._persistence.load(session_id)  # outside the runtime lock: it reads the disk
             snapshot = None
             if stored.snapshot:
                 try:
@@ -359,17 +370,26 @@ class Runtime:
                 tools_offered=self._tools_offered,
                 pinned=stored.pinned,
             )
-            session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
-        else:
-            session.state.reconfigure(config)
+            with self._lock:  # another thread may have made it meanwhile: theirs wins
+                session = self._sessions.setdefault(session_id, _Session(state, SnapshotTracker(snapshot)))
+        with self._locked(session) as state:
+            state.reconfigure(config)
         return session
+
+    @contextmanager
+    def _locked(self, session: _Session) -> Iterator[SessionState]:
+        """Hold one session's lock; a session made before the host asked for the tools learns of them here."""
+        with session.lock:
+            if self._tools_offered:
+                session.state.offer_tools(True)
+            yield session.state
 
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
-                session.state.restart()
+        session = self._find(session_id)
+        if session is not None:
+            with self._locked(session) as state:
+                state.restart()
 
     def drop(self, session_id: str) -> None:
         """Forget a session (its saved state stays in the store; it is restored on next sight)."""
@@ -390,11 +410,10 @@ class Runtime:
 
     def view(self, session_id: str) -> SessionView | None:
         """A read-only picture of a session, None when it was never seen."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             return SessionView(
                 session_id,
                 state.config,
@@ -411,9 +430,9 @@ class Runtime:
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
+        session = self._find(session_id)
+        if session is not None:
+            with self._locked(session):
                 return session.snapshots.latest
         stored = self._persistence.load(session_id).snapshot
         try:
@@ -430,8 +449,7 @@ class Runtime:
         """
         try:
             enabled = self.config().context_budget.compaction.enabled
-            with self._lock:
-                session = self._sessions.get(session_id)
+            session = self._find(session_id)
             if session is None:
                 return None
             return session.snapshots.compaction_advice(enabled, self._summarize, list(messages or []))
@@ -449,11 +467,10 @@ class Runtime:
 
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             selection = select(
                 state.ledger.records,
                 messages,
@@ -477,11 +494,10 @@ class Runtime:
         that carried a placeholder goes out whole again, and an unpinned one may be pruned again.
         Pins are saved at once, like sweeps.
         """
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             found: list[CallRecord] = []
             unknown: list[str] = []
             for ident in idents:
@@ -510,11 +526,8 @@ class Runtime:
         history are judged and their prunes made. Empty when the plugin is disabled.
         """
         config = self.config()
-        with self._lock:
-            if not self._tools_offered:
-                self._tools_offered = True
-                for session in self._sessions.values():
-                    session.state.offer_tools(True)
+        # Each session learns of it the next time it is locked (see _locked): none waits for another.
+        self._tools_offered = True
         return definitions(config.tools) if config.enabled else []
 
     def system_text(self) -> str | None:
@@ -551,8 +564,7 @@ class Runtime:
             if not self._tools_offered:
                 self.tool_definitions()
             cut = _call_message(messages, call_id)
-            with self._lock:
-                state = self._session(session_id, config).state
+            with self._locked(self._session(session_id, config)) as state:
                 if cut >= state.ledger.mark.count:
                     host_model = (model or ModelRef()).merged_over(self._startup_model)
                     state.update(messages[:cut], request=True, model=host_model)
@@ -592,18 +604,19 @@ class Runtime:
         from dcp_plugin.host.debuglog import DebugLog, state_dir
 
         path = state_dir() / "debug.log"
-        if self._debug_log is None or self._debug_log.path != path:
-            if self._debug_log is not None:
-                self._debug_log.close()
-            self._debug_log = DebugLog(path)
-        for d in decisions:
-            self._debug_log.decision(
-                state.session_id,
-                d.call_id,
-                d.tool,
-                d.strategy,
-                f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
-            )
+        with self._lock:  # one log file for every session
+            if self._debug_log is None or self._debug_log.path != path:
+                if self._debug_log is not None:
+                    self._debug_log.close()
+                self._debug_log = DebugLog(path)
+            for d in decisions:
+                self._debug_log.decision(
+                    state.session_id,
+                    d.call_id,
+                    d.tool,
+                    d.strategy,
+                    f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
+                )
 
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:
