@@ -10,7 +10,7 @@ from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.cost.requests import net_sentence
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.placeholders import Decision

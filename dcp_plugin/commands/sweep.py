@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dcp_plugin.commands.calls import call_label, relative
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.sweep import Skip, Skipped, SweepPlan
