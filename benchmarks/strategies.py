@@ -66,7 +66,7 @@ def measure(session: Session, pricing: str) -> dict[str, Any]:
     return {
         "session": name,
         "tokens": percent(tokens_saved(full), base_tokens),
-        "cost": percent(full.costs.net_saved, base_cost),
+        "cost": percent(full.costs.saved, base_cost),
         "by_strategy": {
             c.strategy: (percent(c.tokens_saved, base_tokens), percent(c.net_saved, base_cost)) for c in shares
         },
@@ -96,7 +96,7 @@ def reused_after_masking(
         again += any(index >= written_at and other == key for index, other in calls if key)
     return {
         "tokens": percent(tokens_saved(report), report.total_without),
-        "cost": percent(report.costs.net_saved, report.costs.cost_without),
+        "cost": percent(report.costs.saved, report.costs.cost_without),
         "masked": len(masked),
         "again": f"{100 * again / len(masked):.0f} %" if masked else "-",
     }

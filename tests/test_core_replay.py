@@ -216,7 +216,7 @@ def test_replay_by_strategy_gives_each_enabled_strategy_what_turning_it_off_lose
     rest = replay(messages, "/home/dev/project", without, pricing="anthropic")
     expected = (full.total_without - full.total_with) - (rest.total_without - rest.total_with)
     assert shares["staleDiagnostics"]["tokens_saved"] == expected > 0
-    assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.net_saved - rest.costs.net_saved, 1)
+    assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.saved - rest.costs.saved, 1)
 
 
 def test_replay_compare_shows_what_each_strategy_buys_in_both_configs(capsys, tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 
 from helpers import PROJECT, call, hook_transform, make_config, named, user
 
-from dcp_plugin.host.notifications import DETAILED_LIMIT, format_notification
+from dcp_plugin.host.prune_notice import DETAILED_LIMIT, format_notification
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
 from dcp_plugin.pipeline.decisions import CallRecord, Decision

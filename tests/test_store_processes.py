@@ -15,13 +15,13 @@ from dcp_plugin.host.store import Store
 WRITER = textwrap.dedent(
     """
     import sys
-    from dcp_plugin.host.store import Decision, SessionBatch, Store
+    from dcp_plugin.host.store import DecisionRow, SessionBatch, Store
 
     path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = Store(path, lambda text: print(text, file=sys.stderr))
     for i in range(rounds):
-        batch_shared = SessionBatch("shared", [Decision(f"c{i}", "read", "deduplication", 10)], requests=1, tokens_saved_sent=10)
-        batch_own = SessionBatch(name, [Decision(f"{name}-{i}", "bash", "purgeErrors", 3)], requests=1)
+        batch_shared = SessionBatch("shared", [DecisionRow(f"c{i}", "read", "deduplication", 10)], requests=1, tokens_saved_sent=10)
+        batch_own = SessionBatch(name, [DecisionRow(f"{name}-{i}", "bash", "purgeErrors", 3)], requests=1)
         assert store.save([batch_shared, batch_own]), "a write was lost"
     """
 )

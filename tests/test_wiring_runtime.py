@@ -12,7 +12,7 @@ from helpers import PROJECT, SESSION, call, hook_transform, make_config, user
 
 from dcp_plugin.budget import CompactionStatus, context_limit
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.snapshots import SnapshotTracker
+from dcp_plugin.host.session_budget import SessionBudget
 from dcp_plugin.host.store import Store
 
 
@@ -166,7 +166,7 @@ def test_a_broken_snapshot_never_breaks_the_request(tmp_path: Path, monkeypatch:
     def boom(*_a: Any, **_k: Any) -> None:
         raise RuntimeError("tracker bug")
 
-    monkeypatch.setattr(SnapshotTracker, "observe", boom)
+    monkeypatch.setattr(SessionBudget, "observe", boom)
     messages = session()
     hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"].startswith("[dcp:")

@@ -9,7 +9,7 @@ from typing import Any
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.cost.requests import net_sentence
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.model.messages import call_id_of, info_of, parts_of
 from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, estimate_part_tokens, last_reported_prompt_tokens
 from dcp_plugin.pipeline.decisions import Decision

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.model.messages import FINAL_STATUSES
 from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.labels import call_label, relative
 from dcp_plugin.pipeline.sweep import Skip, Skipped, SweepPlan

@@ -38,10 +38,10 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.host.notifications import format_notification
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
-from dcp_plugin.host.snapshots import SnapshotTracker
+from dcp_plugin.host.prune_notice import format_notification
+from dcp_plugin.host.session_budget import SessionBudget
 from dcp_plugin.model.refs import ModelRef, model_ref, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
@@ -148,7 +148,7 @@ class PinOutcome:
 @dataclass(eq=False)
 class _Session:
     state: SessionState
-    snapshots: SnapshotTracker
+    budget: SessionBudget
     model: ModelRef | None = None
     # Held by everything that reads or changes this session. A session's first request replays
     # the history it implies (about 5 s at 20,000 messages): under one runtime-wide lock every
@@ -315,8 +315,8 @@ class Runtime:
                         state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
                     )
                 image_tokens = config.context_budget.image_token_estimate
-                snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
-                tip = session.snapshots.tip_change()
+                snapshot = session.budget.observe(state.epoch, messages, session.model, image_tokens)
+                tip = session.budget.tip_change()
                 if request:
                     self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
@@ -371,7 +371,7 @@ class Runtime:
                 pinned=stored.pinned,
             )
             with self._lock:  # another thread may have made it meanwhile: theirs wins
-                session = self._sessions.setdefault(session_id, _Session(state, SnapshotTracker(snapshot)))
+                session = self._sessions.setdefault(session_id, _Session(state, SessionBudget(snapshot)))
         with self._locked(session) as state:
             state.reconfigure(config)
         return session
@@ -433,7 +433,7 @@ class Runtime:
         session = self._find(session_id)
         if session is not None:
             with self._locked(session):
-                return session.snapshots.latest
+                return session.budget.latest
         stored = self._persistence.load(session_id).snapshot
         try:
             return ContextSnapshot.from_dict(stored) if stored else None
@@ -452,7 +452,7 @@ class Runtime:
             session = self._find(session_id)
             if session is None:
                 return None
-            return session.snapshots.compaction_advice(enabled, self._summarize, list(messages or []))
+            return session.budget.compaction_advice(enabled, self._summarize, list(messages or []))
         except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
             log.exception("dcp: compaction advice failed")
             return None

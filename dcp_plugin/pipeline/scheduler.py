@@ -36,6 +36,7 @@ from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
+from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.fenwick import Fenwick
 
@@ -88,21 +89,6 @@ class _Previous:
     saved: int
 
 
-@dataclass(slots=True)
-class Totals:
-    """Sums over every request of the session so far (this epoch)."""
-
-    requests: int = 0
-    cost_without: float = 0.0
-    cost_with: float = 0.0
-    rewritten: int = 0
-    tokens_saved_sent: int = 0
-
-    @property
-    def saved(self) -> float:
-        return self.cost_without - self.cost_with
-
-
 def _more_saved(decision: Decision) -> int:
     """What writing a pending decision removes beyond the decision it replaces (a cut grown, a cut made whole)."""
     replaced = decision.replaces
@@ -118,7 +104,7 @@ class Scheduler:
         self.saved = 0  # tokens the applied decisions in force remove from each request
         self.bank = 0.0  # net saving so far: what a rewrite may spend
         self.run = 0  # consecutive warm requests up to the previous one
-        self.totals = Totals()
+        self.totals = CostTotals()
         self._sent = Fenwick()  # per message: tokens as sent now
         self._waiting = Fenwick()  # per message: tokens its pending decisions would remove
         self._pending: dict[int, list[Decision]] = {}

@@ -22,7 +22,13 @@ from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.replay.pricing import CacheAccountant, CostTotals, PatchKey, SentRequest, compaction_starts
+from dcp_plugin.replay.pricing import (
+    CacheAccountant,
+    PatchKey,
+    ReplayTotals,
+    SentRequest,
+    compaction_starts,
+)
 
 
 @dataclass
@@ -57,7 +63,7 @@ class ReplayReport:
     requests: list[RequestRow] = field(default_factory=list)
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
-    costs: CostTotals = field(default_factory=CostTotals)
+    costs: ReplayTotals = field(default_factory=ReplayTotals)
 
     @property
     def total_without(self) -> int:
@@ -85,8 +91,8 @@ class ReplayReport:
             "prompt_overhead_tokens": self.overhead,
             "cost_without_plugin": round(c.cost_without, 1),
             "cost_with_plugin": round(c.cost_with, 1),
-            "net_saved": round(c.net_saved, 1),
-            "net_saved_percent": round(c.net_percent, 2),
+            "net_saved": round(c.saved, 1),
+            "net_saved_percent": round(c.net_percent or 0.0, 2),
             "cold_requests": c.cold,
             "cache_read_tokens_without_plugin": c.cached_without,
             "cache_read_tokens_with_plugin": c.cached_with,

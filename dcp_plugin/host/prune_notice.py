@@ -1,4 +1,4 @@
-"""Prune notifications: the text shown after a request that pruned something, per `pruneNotification`."""
+"""The notice shown after a request that pruned something, per `pruneNotification`, and the words it is made of."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-session context snapshots: the budget tracker kept in step with the session, tier changes and compaction."""
+"""One session's context budget: a snapshot after every request, tier changes for the tips, compaction advice."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dcp_plugin.budget.tips import TipId
 from dcp_plugin.model.refs import ModelRef
 
 
-class SnapshotTracker:
+class SessionBudget:
     """How full one session's context is, updated after every request (incremental within an epoch)."""
 
     def __init__(self, stored: ContextSnapshot | None = None) -> None:
