@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dcp_plugin.budget.tokens import estimate_json_tokens
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
 from dcp_plugin.pipeline.modeltools import texts
@@ -28,8 +30,7 @@ from dcp_plugin.pipeline.placeholders import (
     ReplaceOutput,
     decide,
 )
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"
