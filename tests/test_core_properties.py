@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from reference import reference_decisions
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]

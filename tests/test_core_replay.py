@@ -13,7 +13,8 @@ from helpers import hook_transform, make_config
 from dcp_plugin.cli.main import main
 from dcp_plugin.model.tokens import estimate_content_tokens
 from dcp_plugin.replay.engine import replay, request_points
-from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import example_session_path, load_session, parse_session
 from dcp_plugin.replay.simulate import generate_session
 
 ROOT = Path(__file__).resolve().parents[1]

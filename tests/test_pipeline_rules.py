@@ -125,7 +125,7 @@ def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dcp_plugin.model.tokens import tokens_removed, tool_state_tokens  # noqa: E402
+from dcp_plugin.model.tokens import tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.fenwick import Fenwick  # noqa: E402
 
 _json = st.recursive(

@@ -12,23 +12,7 @@ from typing import Any
 import pathspec
 from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
-from dcp_plugin.pipeline.globs import compile_spec
-
-# Tools whose calls no automatic strategy and no sweep may prune; config can add, never remove.
-HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
-    {
-        "task",
-        "todowrite",
-        "todoread",
-        "discard",
-        "extract",
-        "batch",
-        "write",
-        "edit",
-        "plan_enter",
-        "plan_exit",
-    }
-)
+from dcp_plugin.config.globs import compile_spec
 
 # The argument keys that hold a path, at the top level of a tool's input and in each entry of
 # an `edits` list; `patchText` holds apply_patch headers. The README lists the same keys.

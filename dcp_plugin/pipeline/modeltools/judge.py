@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOutput, decide
 from dcp_plugin.pipeline.ids import normalize_id
@@ -23,7 +24,7 @@ from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING_TOOLS, REASONS, RESTORE
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"

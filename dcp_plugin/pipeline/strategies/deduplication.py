@@ -5,26 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import Field
-
-from dcp_plugin.config.section import Section
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.strategies import DEDUPLICATION, DeduplicationConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.ledger import signature
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
-NAME = "deduplication"
+NAME = DEDUPLICATION
 EDIT = ReplaceOutput(DUPLICATE_PLACEHOLDER)
-# OpenCode's bash takes a `description` the model writes for the user ("Run the tests"): two
-# runs of one command that differ only there are the same call.
-DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
-
-
-class DeduplicationConfig(Section):
-    enabled: bool = True
-    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
-    ignore_fields: dict[str, tuple[str, ...]] = Field(default=DEFAULT_IGNORE_FIELDS, alias="ignoreFields")
 
 
 def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
