@@ -11,6 +11,7 @@ from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transfo
 
 from dcp_plugin.budget.tokens import estimate_part_tokens
 from dcp_plugin.commands.context import build_breakdown
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, plan
@@ -52,7 +53,7 @@ def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_
     messages[1]["parts"][0]["state"]["time"] = {"start": 1, "end": 2, "compacted": 3}
     notices: list[str] = []
     runtime = Runtime(PROJECT, make_config())
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)}))
     out, _ = run(messages, runtime)
     assert out == messages
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]
