@@ -15,6 +15,7 @@ import pytest
 from helpers import PROJECT, call, hook_transform, make_config, named, tool_parts, user
 
 import dcp_plugin.host.hostspec
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
@@ -200,7 +201,7 @@ def test_relative_protected_patterns_hold_when_the_host_starts_in_a_subdirectory
     sub = git_project / "pkg" / "deep"
     sub.mkdir(parents=True)
     runtime = Runtime(str(sub), StaticConfig(make_config(protectedFilePatterns=["secrets/**"])))
-    runtime.startup({"directory": str(sub)})
+    runtime.startup(HostStartup.read({"directory": str(sub)}))
     secret = str(git_project / "secrets" / "key.txt")
     msgs = [user(), call("read", {"filePath": secret}, output=BIG), user(), call("read", {"filePath": secret}, output=BIG)]
     hook_transform(runtime, {}, {"messages": msgs})
@@ -211,7 +212,7 @@ def test_the_worktree_the_host_names_is_the_project_root(tmp_path: Path) -> None
     project = tmp_path / "repo"
     (project / "src").mkdir(parents=True)
     runtime = Runtime(str(project / "src"), StaticConfig(make_config(protectedFilePatterns=["/docs/**"])))
-    runtime.startup({"directory": str(project / "src"), "worktree": str(project)})
+    runtime.startup(HostStartup.read({"directory": str(project / "src"), "worktree": str(project)}))
     doc = str(project / "docs" / "a.md")
     msgs = [user(), call("read", {"filePath": doc}, output=BIG), user(), call("read", {"filePath": doc}, output=BIG)]
     hook_transform(runtime, {}, {"messages": msgs})

@@ -9,6 +9,7 @@ from typing import Any
 
 from helpers import PROJECT, call, hook_transform, make_config, named, user
 
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.prune_notice import DETAILED_LIMIT, format_notification
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
@@ -59,7 +60,7 @@ def test_detailed_summarizes_calls_past_the_limit() -> None:
 def host(tmp_path: Path, level: str) -> tuple[Runtime, list[tuple[str | None, str]]]:
     seen: list[tuple[str | None, str]] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config(pruneNotification=level)))
-    runtime.startup({"directory": PROJECT, "notify": lambda sid, text: seen.append((sid, text))})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda sid, text: seen.append((sid, text))}))
     runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
     return runtime, seen
 
@@ -107,7 +108,7 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     def broken(_sid: str | None, _text: str) -> None:
         raise OSError("toast service down")
 
-    runtime.startup({"directory": PROJECT, "notify": broken})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": broken}))
     messages = duplicate_reads()
     hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])

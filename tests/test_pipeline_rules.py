@@ -10,6 +10,7 @@ import pytest
 from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import call_id_of
 from dcp_plugin.model.tokens import estimate_part_tokens
@@ -53,7 +54,7 @@ def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_
     messages[1]["parts"][0]["state"]["time"] = {"start": 1, "end": 2, "compacted": 3}
     notices: list[str] = []
     runtime = Runtime(PROJECT, make_config())
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)}))
     out, _ = run(messages, runtime)
     assert out == messages
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]

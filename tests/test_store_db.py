@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, Restore, SessionBatch, Store, default_path
 
@@ -219,7 +220,7 @@ def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None
     blocker.write_text("x")
     reports: list[str] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)}))
     runtime.use_store(Store(blocker / "dcp.sqlite3", lambda text: reports.append(text)))
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="B" * 300)]
     hook_transform(runtime, {}, {"messages": messages})

@@ -13,6 +13,7 @@ import pytest
 from helpers import PROJECT, call, hook_transform, make_config, user
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, NotAStore, SessionBatch, Store, read_stats
 
@@ -137,7 +138,7 @@ def test_pending_bookkeeping_is_saved_once_the_store_is_back(folder: Path, faili
     clock = Clock()
     reports: list[str] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)}))
     store = Store(folder / "dcp.sqlite3", reports.append, clock=clock)
     runtime.use_store(store)
     failing_connect.error = sqlite3.OperationalError("unable to open database file")

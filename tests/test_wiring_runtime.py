@@ -11,6 +11,7 @@ from typing import Any
 from helpers import PROJECT, SESSION, call, hook_transform, make_config, user
 
 from dcp_plugin.budget import CompactionStatus, context_limit
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.session_budget import SessionBudget
 from dcp_plugin.host.store import Store
@@ -66,7 +67,7 @@ def test_snapshot_uses_the_limit_the_host_passes_with_the_request(tmp_path: Path
 
 def test_snapshot_uses_the_startup_model_limit_when_the_request_has_none(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
-    runtime.startup({"directory": PROJECT, "model": {"id": "m", "limit": {"context": 64_000}}})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "model": {"id": "m", "limit": {"context": 64_000}}}))
     hook_transform(runtime, {}, {"messages": session()})
     assert runtime.snapshot(SESSION).context_limit == 64_000  # type: ignore[union-attr]
 
@@ -137,7 +138,7 @@ def test_compaction_advice_runs_the_hosts_side_query_past_auto(tmp_path: Path) -
         return {"text": "summary", "finish_reason": "stop"}
 
     runtime = make_runtime(tmp_path)
-    runtime.startup({"directory": PROJECT, "summarize": summarize})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "summarize": summarize}))
     messages = session()
     hook_transform(runtime, {"model": {"limit": {"context": 400}}}, {"messages": messages})
     advice = runtime.compaction_advice(SESSION, messages)
@@ -150,7 +151,7 @@ def test_compaction_advice_never_raises_when_the_side_query_fails(tmp_path: Path
         raise TimeoutError("model busy")
 
     runtime = make_runtime(tmp_path)
-    runtime.startup({"directory": PROJECT, "summarize": summarize})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "summarize": summarize}))
     hook_transform(runtime, {"model": {"limit": {"context": 400}}}, {"messages": session()})
     advice = runtime.compaction_advice(SESSION, session())
     assert advice is not None and advice.status == CompactionStatus.FAILED

@@ -15,6 +15,7 @@ from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resy
 from dcp_plugin.bridge.protocol import ProtocolError
 from dcp_plugin.bridge.wire import to_wire
 from dcp_plugin.commands.dispatch import Answer, answer
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import message_id
@@ -126,7 +127,7 @@ class BridgeServer:
         context = request.get("context") or {}
         if not isinstance(context, dict):
             raise ProtocolError(f'"context" must be an object, got {type(context).__name__}')
-        self.runtime.startup({**context, "notify": self.notify})
+        self.runtime.startup(HostStartup.read({**context, "notify": self.notify}))
         return protocol.ok_line(rid), None
 
     def _op_close(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:

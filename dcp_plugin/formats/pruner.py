@@ -22,6 +22,7 @@ from typing import Any
 from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
 from dcp_plugin.model.messages import session_id_of
@@ -95,10 +96,7 @@ class Pruner:
             from dcp_plugin.host.persistence import USER_STORE
 
             runtime = Runtime(directory, store=USER_STORE, create_global_config=True)
-            context: dict[str, Any] = {"notify": notify}
-            if directory is not None:
-                context["directory"] = str(directory)
-            runtime.startup(context)
+            runtime.startup(HostStartup(str(directory) if directory else None, notify=notify))
         self.runtime = runtime
         self._sessions: dict[str, _Session] = {}
         self._media: dict[str, MediaRemoved] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.commands.dispatch import answer
-from dcp_plugin.host.hostspec import hookimpl
+from dcp_plugin.host.hostspec import HostStartup, hookimpl
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import session_id_of
@@ -35,7 +35,8 @@ class DcpPlugin:
     @hookimpl
     def host_startup(self, context: dict[str, Any]) -> None:
         """Adopt the host's project directory and capabilities."""
-        self.runtime.startup(context)
+        if isinstance(context, Mapping):
+            self.runtime.startup(HostStartup.read(context))
 
     @hookimpl
     def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +38,12 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
-from dcp_plugin.model.refs import ModelRef, model_ref, request_model
+from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
@@ -179,30 +180,24 @@ class Runtime:
         # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
         self._persistence = Persistence(store, self.notifier.warn)
-        self._summarize: Callable[[dict[str, Any]], Any] | None = None
+        self._summarize: Summarize | None = None
         self._startup_model: ModelRef | None = None
         self._debug_log: Any = None
         self._last: dict[str, Outgoing] = {}
         self._tools_offered = False  # the host asked for the tool definitions: it offers them to the model
 
     # -- setup -------------------------------------------------------------------------------
-    def startup(self, context: Mapping[str, Any]) -> None:
-        """Adopt the host's directory and capabilities (see ``hostspec.host_startup``)."""
-        if not isinstance(context, Mapping):
-            return
-        directory = context.get("directory")
-        if isinstance(directory, (str, os.PathLike)) and str(directory):
-            if str(directory) != self.directory and not isinstance(self._config, StaticConfig):
+    def startup(self, host: HostStartup) -> None:
+        """Adopt the host's directory and capabilities (see ``hostspec.host_startup``); absent ones are cleared."""
+        if host.directory is not None:
+            if host.directory != self.directory and not isinstance(self._config, StaticConfig):
                 self._config = None  # the project's config files are elsewhere
-            self.directory = str(Path(directory))
-        worktree = context.get("worktree")
-        self.project_root = str(project_root(self.directory, worktree if isinstance(worktree, str) else None))
-        notify = context.get("notify")
-        self.notifier.host = notify if callable(notify) else None
-        summarize = context.get("summarize")
-        self._summarize = summarize if callable(summarize) else None
-        self._startup_model = model_ref(context.get("model"))
-        if context.get("persist") is False:
+            self.directory = str(Path(host.directory))
+        self.project_root = str(project_root(self.directory, host.worktree))
+        self.notifier.host = host.notify
+        self._summarize = host.summarize
+        self._startup_model = host.model
+        if not host.persist:
             self._persistence.use(None)
         if self._create_global_config:
             self._config_source().ensure_global_file()
