@@ -5,9 +5,9 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 from dcp_plugin.config.model import TurnProtectionConfig
+from dcp_plugin.model.messages import ToolState
 from dcp_plugin.pipeline.decisions import CallRecord, CutOutput, Decision, Edit, ShrinkInput, decide, note, withdrawal
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import ModelTools
@@ -15,7 +15,7 @@ from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
-StateOf = Callable[[CallRecord], "dict[str, Any] | None"]
+StateOf = Callable[[CallRecord], "ToolState | None"]
 
 
 class Arbiter:

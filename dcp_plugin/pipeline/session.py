@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
@@ -35,10 +35,15 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     return built
 
 
-@functools.lru_cache(maxsize=64)
 def ladder_of(model: ModelRef) -> Thresholds:
     """The budget ladder of a model (its context limit: the host's, else the table's)."""
-    limit, _ = resolve_context_limit(model.model_id, model.context_limit)
+    return _ladder(model.model_id, model.context_limit)
+
+
+# Keyed by plain values: the cache's own key and hash are then built in C (this runs per request).
+@functools.lru_cache(maxsize=64)
+def _ladder(model_id: str | None, context_limit: int | None) -> Thresholds:
+    limit, _ = resolve_context_limit(model_id, context_limit)
     return compute_thresholds(limit)
 
 
@@ -96,7 +101,7 @@ class SessionState:
             self.manual.pop(call_id, None)
         self.restarts = 0
         self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
-        self.messages: Sequence[Any] = ()  # the host's list as last handed in: what the calls are looked up in
+        self.messages: Sequence[Message] = ()  # the host's list as last handed in: what the calls are looked up in
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -162,7 +167,7 @@ class SessionState:
     # -- the request path --------------------------------------------------------------------
     def update(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         changed_from: int | None = None,
         *,
         request: bool = True,
@@ -200,16 +205,12 @@ class SessionState:
         if request and end > timeline.scheduled_end:
             self._schedule(end)
 
-    def _model(self) -> ModelRef:
-        """The model the current request goes to (:func:`~dcp_plugin.model.refs.request_model`)."""
-        return request_model(self.timeline.model, self.host_model)
-
     def _schedule(self, count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         timeline, scheduler = self.timeline, self.scheduler
-        model = self._model()
+        model = request_model(timeline.model, self.host_model)
         tokens = scheduler.sent_prefix(count) + scheduler.overhead
-        ladder = ladder_of(model)
+        ladder = _ladder(model.model_id, model.context_limit)
         listing = self.tools.listing(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
@@ -254,7 +255,7 @@ class SessionState:
             ledger.turn,
             result.new_turns,
             point,
-            ladder_of(self._model()),
+            ladder_of(request_model(self.timeline.model, self.host_model)),
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
@@ -264,11 +265,11 @@ class SessionState:
                 arbiter.propose(record, name, edit)
         arbiter.release()
 
-    def _state_of(self, record: CallRecord) -> dict[str, Any] | None:
+    def _state_of(self, record: CallRecord) -> ToolState | None:
         """A call's tool state in the current messages, or None when it is not where the ledger saw it."""
         return Ledger.state_of(self.messages, record)
 
-    def _observe(self, record: CallRecord, state: dict[str, Any]) -> None:
+    def _observe(self, record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
         paths = extract_paths(record.tool, state.get("input"))
         call = FinishedCall(
@@ -316,7 +317,7 @@ class SessionState:
             self.pinned,
         )
 
-    def _take_calls(self, calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
+    def _take_calls(self, calls: list[tuple[CallRecord, ToolState]]) -> None:
         """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
         The calls are judged independently, as they were when the host ran them (none of them had
@@ -337,7 +338,7 @@ class SessionState:
                 self.arbiter.decide(target, verdict.tool, edit)
         self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
 
-    def judge_call(self, messages: Sequence[Any], name: str, arguments: Any, call_id: str) -> Verdict:
+    def judge_call(self, messages: Sequence[Message], name: str, arguments: object, call_id: str) -> Verdict:
         """The verdict on a call the host is about to run, against the history before it (``messages``).
 
         The caller syncs the history before the call's message first (the request the model
@@ -357,7 +358,7 @@ class SessionState:
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         records: Sequence[CallRecord],
         reason: str = SWEEP,
         waiting: Sequence[Decision] = (),

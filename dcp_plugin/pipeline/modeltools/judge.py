@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOutput, decide
 from dcp_plugin.pipeline.ids import normalize_id
@@ -36,7 +37,7 @@ class Call:
     """A call of one of the tools: what the model asked, and where in the history it asked it."""
 
     name: str
-    arguments: Any
+    arguments: object
     call_id: str
     message_index: int  # the message the call is in; only older calls can be named
     step: int
@@ -67,7 +68,7 @@ class Scope:
     """The session as a call sees it: the ledger, the messages, the config, the guard, who may be listed."""
 
     ledger: Ledger
-    messages: Sequence[Any]
+    messages: Sequence[Message]
     config: DcpConfig
     protector: PathProtector
     directory: str
@@ -109,7 +110,7 @@ def judge(scope: Scope, call: Call) -> Verdict:
     return _prune(scope, call, edits)
 
 
-def read_ids(value: Any) -> list[str] | str:
+def read_ids(value: object) -> list[str] | str:
     """The ids a call names, normalized and without repeats; a string saying what is wrong otherwise."""
     if isinstance(value, str):
         # "3kq7, 8mzp", "id 3kq7 and id 8mzp": every word but the connecting ones.
@@ -170,7 +171,7 @@ class _Target:
 
     ident: str
     record: CallRecord
-    state: dict[str, Any]
+    state: ToolState
     label: str
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
 from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
@@ -93,7 +92,7 @@ class ModelTools:
         return record.tool in self.names
 
     # -- what the session feeds in ----------------------------------------------------------
-    def observe(self, record: CallRecord, state: dict[str, Any], kept: bool) -> None:
+    def observe(self, record: CallRecord, state: ToolState, kept: bool) -> None:
         """A finished call: count its result and remember it when the model may prune its output.
 
         ``kept``: a protected path or a pin by the user; never the model's to prune.
@@ -175,7 +174,7 @@ class ModelTools:
     def listing(
         self,
         ledger: Ledger,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         directory: str,
         seen: int,
         count: int,
@@ -240,7 +239,7 @@ def _largest_first(entry: tuple[CallRecord, int]) -> tuple[int, int]:
     return -entry[1], entry[0].seq
 
 
-def _host(ledger: Ledger, messages: Sequence[Any], seen: int, count: int) -> CallRecord | None:
+def _host(ledger: Ledger, messages: Sequence[Message], seen: int, count: int) -> CallRecord | None:
     """The newest completed tool result the model has not seen yet (between ``seen`` and ``count``), to append to."""
     for record in reversed(ledger.records):
         if record.message_index < seen:
