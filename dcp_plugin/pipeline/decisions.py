@@ -47,7 +47,7 @@ class CallRecord:
 
     ``output_decision`` and ``input_decision`` are the decisions that currently own each
     field (None while nothing prunes it): the one place that says whether a call is pruned.
-    ``note`` is the plugin's own text appended to the output (the prunable list), which is
+    ``list_decision`` appends the plugin's own text to the output (the prunable list), which is
     not a prune. ``ident`` is the short id the model names the call by (:mod:`.ids`);
     ``step`` counts the assistant messages up to and including the call's own.
     """
@@ -65,7 +65,7 @@ class CallRecord:
     step: int = 0
     output_decision: Decision | None = None
     input_decision: Decision | None = None
-    note: Decision | None = None
+    list_decision: Decision | None = None
 
     @property
     def pruned(self) -> bool:
@@ -107,8 +107,8 @@ class Decision:
     applied_at: int | None = None
     superseded: bool = False
     replaces: Decision | None = None
-    note: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
-    withdraws: Decision | None = None  # the note this decision takes out again (the output as it was)
+    is_list: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
+    withdraws: Decision | None = None  # the list this decision takes out again (the output as it was)
 
     @property
     def call_id(self) -> str:
@@ -209,7 +209,7 @@ def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> D
     )
 
 
-def note(record: CallRecord, strategy: str, text: str, state: ToolState) -> Decision | None:
+def append_list(record: CallRecord, strategy: str, text: str, state: ToolState) -> Decision | None:
     """A decision that appends ``text`` to a completed call's output (an insertion at its end); None if it has none.
 
     The appended text is byte-stable from then on, like a placeholder. ``tokens_saved`` is
@@ -228,12 +228,12 @@ def note(record: CallRecord, strategy: str, text: str, state: ToolState) -> Deci
         tokens_saved=-max(1, tool_state_tokens({**state, "output": value}) - tool_state_tokens(state)),
         cuts=((end, end, text),),
         expect_length=end,
-        note=True,
+        is_list=True,
     )
 
 
-def withdrawal(added: Decision, state: ToolState) -> Decision | None:
-    """A decision that takes a note out again: the output as stored (a patch with no cuts); None if it changed."""
+def withdraw_list(added: Decision, state: ToolState) -> Decision | None:
+    """A decision that takes a list out again: the output as stored (a patch with no cuts); None if it changed."""
     output = state.get("output")
     if not isinstance(output, str) or len(output) != added.expect_length:
         return None
@@ -245,7 +245,7 @@ def withdrawal(added: Decision, state: ToolState) -> Decision | None:
         tokens_saved=-added.tokens_saved,
         cuts=(),
         expect_length=len(output),
-        note=True,
+        is_list=True,
         withdraws=added,
     )
 

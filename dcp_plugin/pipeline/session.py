@@ -211,11 +211,11 @@ class SessionState:
         model = request_model(timeline.model, self.host_model)
         tokens = scheduler.sent_prefix(count) + scheduler.overhead
         ladder = _ladder(model.model_id, model.context_limit)
-        listing = self.tools.listing(
+        due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
-        if listing is not None:
-            self.arbiter.write_list(listing.host, listing.text)
+        if due is not None:
+            self.arbiter.write_list(due.host, due.text)
         point = Point(
             count,
             timeline.time_ms,

@@ -253,7 +253,7 @@ def restorable(record: CallRecord) -> list[Decision]:
     for decision in (record.output_decision, record.input_decision):
         while decision is not None and (decision.applied_at is None or decision.superseded):
             decision = decision.replaces
-        if decision is not None and not decision.note:
+        if decision is not None and not decision.is_list:
             found.append(decision)
     return found
 

@@ -23,7 +23,7 @@ from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
 
-# What a written list is recorded as: a note (plugin text added to an output), never a prune.
+# What a written list is recorded as: plugin text added to an output, never a prune.
 LIST_STRATEGY = "dcp.list"
 # The list names at most this many outputs, largest first: about 15 tokens a row, so a full
 # list costs about 240 tokens; the rest are summed in one line (any valid id still works).
@@ -39,7 +39,7 @@ TIER_LEVELS = {"below-warn": 0, "warn": 1, "auto": 2, "hard": 3}
 
 
 @dataclass(frozen=True, slots=True)
-class Listing:
+class PrunableList:
     """A list to write: the output it is appended to, and its text."""
 
     host: CallRecord
@@ -171,7 +171,7 @@ class ModelTools:
         return found
 
     # -- the list ---------------------------------------------------------------------------
-    def listing(
+    def due_list(
         self,
         ledger: Ledger,
         messages: Sequence[Message],
@@ -181,7 +181,7 @@ class ModelTools:
         tier: str,
         context: int,
         window: int,
-    ) -> Listing | None:
+    ) -> PrunableList | None:
         """The list to append to the newest tool result of the request holding ``count`` messages, if one is due.
 
         ``seen``: how many messages the previous request held. The list goes on a result the
@@ -231,7 +231,7 @@ class ModelTools:
         self._fresh = 0
         if nudge:
             self._nudged = level
-        return Listing(host, text)
+        return PrunableList(host, text)
 
 
 def _largest_first(entry: tuple[CallRecord, int]) -> tuple[int, int]:
@@ -246,7 +246,7 @@ def _host(ledger: Ledger, messages: Sequence[Message], seen: int, count: int) ->
             return None
         if record.message_index >= count or record.status != "completed":
             continue
-        if record.output_decision is not None or record.note is not None:
+        if record.output_decision is not None or record.list_decision is not None:
             continue
         state = Ledger.state_of(messages, record)
         if state is not None and isinstance(state.get("output"), str) and not output_is_cleared(state):
