@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.tokens import estimate_json_tokens
@@ -20,7 +21,6 @@ from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOut
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
-from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING_TOOLS, REASONS, RESTORE
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER

@@ -11,13 +11,13 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
 from dcp_plugin.model.tokens import estimate_json_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
-from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_tools
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
