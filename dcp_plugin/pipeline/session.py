@@ -35,14 +35,10 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     return built
 
 
-def ladder_of(model: ModelRef) -> Thresholds:
-    """The budget ladder of a model (its context limit: the host's, else the table's)."""
-    return _ladder(model.model_id, model.context_limit)
-
-
-# Keyed by plain values: the cache's own key and hash are then built in C (this runs per request).
+# Keyed by plain values, not the ModelRef: the cache's key and hash are then built in C (per request).
 @functools.lru_cache(maxsize=64)
-def _ladder(model_id: str | None, context_limit: int | None) -> Thresholds:
+def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
+    """The budget ladder of a model: its thresholds for its context limit (the host's, else the table's)."""
     limit, _ = resolve_context_limit(model_id, context_limit)
     return compute_thresholds(limit)
 
@@ -210,7 +206,7 @@ class SessionState:
         timeline, scheduler = self.timeline, self.scheduler
         model = request_model(timeline.model, self.host_model)
         tokens = scheduler.sent_prefix(count) + scheduler.overhead
-        ladder = _ladder(model.model_id, model.context_limit)
+        ladder = ladder_of(model.model_id, model.context_limit)
         due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
@@ -251,11 +247,12 @@ class SessionState:
                 self._observe(record, state)
         arbiter.release()
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        model = request_model(self.timeline.model, self.host_model)
         progress = Progress(
             ledger.turn,
             result.new_turns,
             point,
-            ladder_of(request_model(self.timeline.model, self.host_model)),
+            ladder_of(model.model_id, model.context_limit),
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
