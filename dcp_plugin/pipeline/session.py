@@ -97,7 +97,9 @@ class SessionState:
             self.manual.pop(call_id, None)
         self.restarts = 0
         self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
-        self.messages: Sequence[Message] = ()  # the host's list as last handed in: what the calls are looked up in
+        # The host's list while update, sweep or judge_call works on it (calls are looked up in it);
+        # let go after, so an idle session never keeps a request's list alive.
+        self.messages: Sequence[Message] = ()
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -176,10 +178,10 @@ class SessionState:
         ``model``: the host's model for this request (its context limit decides the tiers).
         """
         self.host_model = model
-        self.messages = messages
         if not self.ledger.continues(messages, changed_from):
             self.restart()
             changed_from = None
+        self.messages = messages
         try:
             self._walk(changed_from, request)
         except _LateChange:
@@ -187,6 +189,8 @@ class SessionState:
             # not): replaying keeps the result equal to a from-scratch run on the new list.
             self.restart()
             self._walk(None, request)
+        finally:
+            self.messages = ()
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline
@@ -341,7 +345,6 @@ class SessionState:
         The caller syncs the history before the call's message first (the request the model
         answered with the call); the same call found in the history later gets the same verdict.
         """
-        self.messages = messages
         known = self.tools.verdicts.get(call_id)
         if known is not None:
             return known
@@ -350,7 +353,11 @@ class SessionState:
             call = Call(name, arguments, call_id, record.message_index, record.step, record.turn)
         else:
             call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
-        return judge(self._scope(), call)
+        self.messages = messages
+        try:
+            return judge(self._scope(), call)
+        finally:
+            self.messages = ()
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
@@ -364,19 +371,22 @@ class SessionState:
 
         ``messages`` is the host's current list. Returns the decisions that took effect.
         """
-        self.messages = messages
         arbiter = self.arbiter
         done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
-        for record in records:
-            if record.call_id in self.pinned:
-                continue
-            self.manual[record.call_id] = reason
-            state = self._state_of(record)
-            if state is None:
-                continue
-            decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
-            if decision is not None:
-                done.append(decision)
+        self.messages = messages
+        try:
+            for record in records:
+                if record.call_id in self.pinned:
+                    continue
+                self.manual[record.call_id] = reason
+                state = self._state_of(record)
+                if state is None:
+                    continue
+                decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
+                if decision is not None:
+                    done.append(decision)
+        finally:
+            self.messages = ()
         arbiter.force([d for d in done if d.applied_at is None])
         return done
 
