@@ -77,7 +77,7 @@ def list_cost(messages: int, seeds: int) -> list[dict[str, Any]]:
             points = state.scheduler.take_costs()
             prompts += sum(p.tokens_with for p in points)
             ends = {id(d.withdraws): d.applied_at for d in state.decisions if d.withdraws is not None and d.applied_at}
-            lists = [d for d in state.decisions if d.note and d.withdraws is None and d.applied_at is not None]
+            lists = [d for d in state.decisions if d.is_list and d.withdraws is None and d.applied_at is not None]
             written += len(lists)
             for d in lists:
                 start, end = d.applied_at or 0, ends.get(id(d)) or len(points) + 1

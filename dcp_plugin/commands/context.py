@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +140,7 @@ class ContextBreakdown:
         }
 
 
-def _patched_part(part: dict[str, Any], decisions: list[Decision]) -> dict[str, Any]:
+def _patched_part(part: Mapping[str, Any], decisions: list[Decision]) -> dict[str, Any]:
     state = part.get("state")
     patched = dict(state) if isinstance(state, dict) else {}
     for decision in decisions:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from dcp_plugin.model.messages import message_id, parts_of
 
@@ -24,7 +23,7 @@ class HistoryMark:
     last_id: str | None = None
     last_parts: int = 0
 
-    def continues(self, messages: Sequence[Any]) -> bool:
+    def continues(self, messages: Sequence[object]) -> bool:
         """Whether ``messages`` extends the history marked so far."""
         if self.count == 0:
             return True
@@ -35,7 +34,7 @@ class HistoryMark:
         last = messages[self.count - 1]
         return message_id(last) == self.last_id and len(parts_of(last)) >= self.last_parts
 
-    def advance(self, messages: Sequence[Any], end: int | None = None) -> None:
+    def advance(self, messages: Sequence[object], end: int | None = None) -> None:
         """Mark the first ``end`` messages (default: all) as seen."""
         count = len(messages) if end is None else end
         self.count = count

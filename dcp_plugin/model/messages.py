@@ -4,6 +4,14 @@ Rules defined here and nowhere else: a tool call's identity (:func:`call_id_of`)
 a request belongs to (:func:`session_id_of`) and whether the host already cleared an output
 (:func:`output_is_cleared`). The model a message names is in :mod:`.refs`, whether a list
 continues the one seen before in :mod:`.history`.
+
+The TypedDicts are the shape OpenCode documents, and every function of the pipeline that takes
+messages, parts or tool states takes these types, so mypy checks the keys read and the types of
+what is read. They are not enforced at runtime: the hot path reads the host's own dicts in
+place (no validation per message), so a host may send anything. The accessors here take
+``object`` and return an empty view of malformed input, and every reader of a value a host
+could get wrong (an output that is not a string, an id that is ``null``) checks it with
+``isinstance`` where it reads it (tests feed malformed messages through the runtime).
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
 
 
 class ToolState(TypedDict, total=False):
+    """A tool part's state: what the call was given, and its result once finished."""
+
     status: ToolStatus
     input: dict[str, Any]
     output: str
@@ -26,6 +36,8 @@ class ToolState(TypedDict, total=False):
 
 
 class Part(TypedDict, total=False):
+    """One part of a message: text, a tool call with its state, a file, reasoning..."""
+
     id: str
     sessionID: str
     messageID: str
@@ -37,11 +49,15 @@ class Part(TypedDict, total=False):
 
 
 class ModelInfo(TypedDict, total=False):
+    """The model a user message chose for its turn."""
+
     providerID: str
     modelID: str
 
 
 class Info(TypedDict, total=False):
+    """A message's info: its id, role, time, and the model and usage of an assistant step."""
+
     id: str
     sessionID: str
     role: Literal["user", "assistant"]
@@ -54,40 +70,43 @@ class Info(TypedDict, total=False):
 
 
 class Message(TypedDict):
+    """One message as the host sends it: ``{info, parts}``."""
+
     info: Info
     parts: list[Part]
 
 
-def info_of(message: Any) -> dict[str, Any]:
+def info_of(message: object) -> Info:
     """The message's info dict, or an empty one for malformed input."""
     if isinstance(message, dict):
-        info = message.get("info")
+        # Annotated, not cast: this runs for every message of every request.
+        info: Info | None = message.get("info")
         if isinstance(info, dict):
             return info
     return {}
 
 
-def parts_of(message: Any) -> list[Any]:
-    """The message's parts list, or an empty one for malformed input."""
+def parts_of(message: object) -> list[Part]:
+    """The message's parts list, or an empty one for malformed input (its items may still be anything)."""
     if isinstance(message, dict):
-        parts = message.get("parts")
+        parts: list[Part] | None = message.get("parts")
         if isinstance(parts, list):
             return parts
     return []
 
 
-def message_id(message: Any) -> str | None:
+def message_id(message: object) -> str | None:
     """The host's id of a message, when it has one."""
     value = info_of(message).get("id")
     return value if isinstance(value, str) and value else None
 
 
-def is_user(message: Any) -> bool:
+def is_user(message: object) -> bool:
     """Whether a message opens a new user turn."""
     return info_of(message).get("role") == "user"
 
 
-def message_time(message: Any) -> int:
+def message_time(message: object) -> int:
     """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none."""
     when = info_of(message).get("time")
     if not isinstance(when, dict):
@@ -96,23 +115,23 @@ def message_time(message: Any) -> int:
     return int(max(stamps)) if stamps else 0
 
 
-def is_assistant(message: Any) -> bool:
+def is_assistant(message: object) -> bool:
     """Whether a message is a model step (it answered the request made with everything before it)."""
     return info_of(message).get("role") == "assistant"
 
 
-def output_is_cleared(state: dict[str, Any]) -> bool:
+def output_is_cleared(state: ToolState) -> bool:
     """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
     when = state.get("time")
     return isinstance(when, dict) and bool(when.get("compacted"))
 
 
-def text_id(value: Any) -> str | None:
+def text_id(value: object) -> str | None:
     """``value`` when it is a non-empty string (an id), else None."""
     return value if isinstance(value, str) and value else None
 
 
-def call_id_of(part: Mapping[str, Any], message: Any, message_index: int, part_index: int) -> str:
+def call_id_of(part: Part, message: object, message_index: int, part_index: int) -> str:
     """The identity of a tool call: its ``callID``, else the part's ``id``, else its position.
 
     Only a non-empty string counts as an id: OpenCode always sends one, but a host (or a
@@ -127,7 +146,7 @@ def call_id_of(part: Mapping[str, Any], message: Any, message_index: int, part_i
     )
 
 
-def session_id_of(input: Mapping[str, Any] | None, messages: Sequence[Any]) -> str:
+def session_id_of(input: Mapping[str, object] | None, messages: Sequence[object]) -> str:
     """The session a request belongs to: ``input["sessionID"]``, else the messages' own."""
     if isinstance(input, Mapping):
         value = text_id(input.get("sessionID"))

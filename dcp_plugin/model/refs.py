@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from dcp_plugin.model.messages import info_of, text_id
 
@@ -29,11 +28,11 @@ class ModelRef:
         )
 
 
-def _positive_int(value: Any) -> int | None:
+def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def model_ref(value: Any) -> ModelRef | None:
+def model_ref(value: object) -> ModelRef | None:
     """The model named by a message's info or by a host's model object; None when it names none.
 
     Shapes understood: an assistant info (``providerID``, ``modelID``), a user info
@@ -58,7 +57,7 @@ def model_ref(value: Any) -> ModelRef | None:
     return ModelRef(provider_id, model_id, context)
 
 
-def latest_model(messages: Sequence[Any]) -> ModelRef | None:
+def latest_model(messages: Sequence[object]) -> ModelRef | None:
     """The model of the newest message that names one: the one the next request goes to.
 
     OpenCode records the model chosen for a turn on its user message and the model that
@@ -80,4 +79,6 @@ def request_model(named: ModelRef | None, host: ModelRef | None) -> ModelRef:
     OpenCode the two agree (the user message records the model chosen for the turn, each
     assistant message the model that answered); the host adds the context limit it knows.
     """
-    return (named or ModelRef()).merged_over(host)
+    if named is None:
+        return host if host is not None else ModelRef()
+    return named.merged_over(host)

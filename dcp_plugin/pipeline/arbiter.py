@@ -5,17 +5,26 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 from dcp_plugin.config.model import TurnProtectionConfig
-from dcp_plugin.pipeline.decisions import CallRecord, CutOutput, Decision, Edit, ShrinkInput, decide, note, withdrawal
+from dcp_plugin.model.messages import ToolState
+from dcp_plugin.pipeline.decisions import (
+    CallRecord,
+    CutOutput,
+    Decision,
+    Edit,
+    ShrinkInput,
+    append_list,
+    decide,
+    withdraw_list,
+)
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import ModelTools
 from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
-StateOf = Callable[[CallRecord], "dict[str, Any] | None"]
+StateOf = Callable[[CallRecord], "ToolState | None"]
 
 
 class Arbiter:
@@ -51,7 +60,7 @@ class Arbiter:
         self.user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there
         self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
         self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
-        self._list: Decision | None = None  # the newest prunable list written
+        self._newest_list: Decision | None = None  # the newest prunable list written
 
     # -- proposals ---------------------------------------------------------------------------
     def propose(self, record: CallRecord, name: str, edit: Edit) -> None:
@@ -95,9 +104,9 @@ class Arbiter:
             if decision.cuts == current.cuts:
                 return None
             self._supersede(current, decision)
-        elif decision.field == "output" and record.note is not None:
-            self._take_over_note(record.note, decision)
-            record.note = None
+        elif decision.field == "output" and record.list_decision is not None:
+            self._take_over_list(record.list_decision, decision)
+            record.list_decision = None
         if by_user:
             self.user_saved += decision.tokens_saved - (current.tokens_saved if current is not None else 0)
         if decision.field == "output":
@@ -116,18 +125,18 @@ class Arbiter:
         taking it out waits for the scheduler like any prune (when the cache is cold, say).
         """
         state = self.state_of(host)
-        added = note(host, LIST_STRATEGY, text, state) if state is not None else None
+        added = append_list(host, LIST_STRATEGY, text, state) if state is not None else None
         if added is None:
             return
-        host.note = added
+        host.list_decision = added
         self._pend(added)
-        previous, self._list = self._list, added
-        if previous is None or previous.superseded or previous.record.note is not previous:
+        previous, self._newest_list = self._newest_list, added
+        if previous is None or previous.superseded or previous.record.list_decision is not previous:
             return
         old_state = self.state_of(previous.record)
-        gone = withdrawal(previous, old_state) if old_state is not None else None
+        gone = withdraw_list(previous, old_state) if old_state is not None else None
         if gone is not None:
-            previous.record.note = gone
+            previous.record.list_decision = gone
             self._pend(gone)
 
     # -- take-overs --------------------------------------------------------------------------
@@ -140,7 +149,7 @@ class Arbiter:
         else:
             decision.replaces = current
 
-    def _take_over_note(self, current: Decision, decision: Decision) -> None:
+    def _take_over_list(self, current: Decision, decision: Decision) -> None:
         """A prune rewrites an output that carries a prunable list: the list goes when the prune is written.
 
         ``current`` is the list, or the withdrawal that takes it out again; a withdrawal still
@@ -174,20 +183,20 @@ class Arbiter:
             # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
             decision.withdraws.superseded = True
         self.applied.append(decision)
-        if decision.note:
+        if decision.is_list:
             return
         self.new_applied.append(decision)
-        if decision.replaces is None or decision.replaces.note:
+        if decision.replaces is None or decision.replaces.is_list:
             self.in_force_count += 1
 
     # -- what consumers read -----------------------------------------------------------------
     def in_force(self) -> list[Decision]:
         """The applied prunes whose placeholders are written now, in the order applied (lists are not prunes)."""
-        return [d for d in self.applied if not d.superseded and not d.note]
+        return [d for d in self.applied if not d.superseded and not d.is_list]
 
     def waiting(self) -> list[Decision]:
         """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
-        return [d for d in self.decisions if d.applied_at is None and not d.superseded and not d.note]
+        return [d for d in self.decisions if d.applied_at is None and not d.superseded and not d.is_list]
 
     def take_new_applied(self) -> list[Decision]:
         """Decisions applied since the last call (notifications, logs, persistence)."""
@@ -198,7 +207,7 @@ class Arbiter:
         """Per strategy: (calls pruned, estimated tokens saved per request), decisions in force only."""
         totals: dict[str, tuple[int, int]] = {}
         for decision in self.applied:
-            if decision.superseded or decision.note:
+            if decision.superseded or decision.is_list:
                 continue
             count, tokens = totals.get(decision.strategy, (0, 0))
             totals[decision.strategy] = (count + 1, tokens + decision.tokens_saved)

@@ -6,12 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.messages import ToolState, output_is_cleared
 from dcp_plugin.model.tokens import json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
 
 Field = Literal["input", "output"]
 Cut = tuple[int, int, str]
+# What a decision writes into its field: an output string, or a tool's whole input (any JSON object).
+Value = str | dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +47,7 @@ class CallRecord:
 
     ``output_decision`` and ``input_decision`` are the decisions that currently own each
     field (None while nothing prunes it): the one place that says whether a call is pruned.
-    ``note`` is the plugin's own text appended to the output (the prunable list), which is
+    ``list_decision`` appends the plugin's own text to the output (the prunable list), which is
     not a prune. ``ident`` is the short id the model names the call by (:mod:`.ids`);
     ``step`` counts the assistant messages up to and including the call's own.
     """
@@ -63,7 +65,7 @@ class CallRecord:
     step: int = 0
     output_decision: Decision | None = None
     input_decision: Decision | None = None
-    note: Decision | None = None
+    list_decision: Decision | None = None
 
     @property
     def pruned(self) -> bool:
@@ -98,15 +100,15 @@ class Decision:
     record: CallRecord
     strategy: str
     field: Field
-    value: Any
+    value: Value
     tokens_saved: int
     cuts: tuple[Cut, ...] | None = None
     expect_length: int | None = None
     applied_at: int | None = None
     superseded: bool = False
     replaces: Decision | None = None
-    note: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
-    withdraws: Decision | None = None  # the note this decision takes out again (the output as it was)
+    is_list: bool = False  # the plugin's own text added to an output (the prunable list), not a prune
+    withdraws: Decision | None = None  # the list this decision takes out again (the output as it was)
 
     @property
     def call_id(self) -> str:
@@ -149,7 +151,7 @@ def apply_cuts(text: str, cuts: Sequence[Cut]) -> str:
     return "".join(pieces)
 
 
-def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, ...] | None] | None:
+def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...] | None] | None:
     """(field, new value, cuts) of an edit on a call's state; None when it would not make the call smaller.
 
     A placeholder never makes a part bigger and never adds a field the state did not have:
@@ -159,16 +161,16 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
     if isinstance(edit, ReplaceOutput):
         if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
             return None
-        output = state["output"]
-        if output is None or json_chars(output) <= len(edit.text) or is_placeholder(output):
+        whole = state["output"]
+        if whole is None or json_chars(whole) <= len(edit.text) or is_placeholder(whole):
             return None
         return "output", edit.text, None
     if isinstance(edit, ShrinkInput):
         tool_input = state.get("input")
         if not isinstance(tool_input, dict):
             return None
-        value = shrink_strings(tool_input, edit.text, edit.keep)
-        return ("input", value, None) if value != tool_input else None
+        shrunk: dict[str, Any] = shrink_strings(tool_input, edit.text, edit.keep)
+        return ("input", shrunk, None) if shrunk != tool_input else None
     output = state.get("output")
     if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state):
         return None
@@ -183,7 +185,7 @@ def realize(edit: Edit, state: dict[str, Any]) -> tuple[Field, Any, tuple[Cut, .
     return ("output", value, cuts) if len(value) < len(output) else None
 
 
-def decide(record: CallRecord, strategy: str, edit: Edit, state: dict[str, Any]) -> Decision | None:
+def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> Decision | None:
     """The decision an edit makes on a call, with what it saves; None when it saves nothing.
 
     Its placeholders name the call's id (:func:`tag`).
@@ -207,7 +209,7 @@ def decide(record: CallRecord, strategy: str, edit: Edit, state: dict[str, Any])
     )
 
 
-def note(record: CallRecord, strategy: str, text: str, state: dict[str, Any]) -> Decision | None:
+def append_list(record: CallRecord, strategy: str, text: str, state: ToolState) -> Decision | None:
     """A decision that appends ``text`` to a completed call's output (an insertion at its end); None if it has none.
 
     The appended text is byte-stable from then on, like a placeholder. ``tokens_saved`` is
@@ -226,12 +228,12 @@ def note(record: CallRecord, strategy: str, text: str, state: dict[str, Any]) ->
         tokens_saved=-max(1, tool_state_tokens({**state, "output": value}) - tool_state_tokens(state)),
         cuts=((end, end, text),),
         expect_length=end,
-        note=True,
+        is_list=True,
     )
 
 
-def withdrawal(added: Decision, state: dict[str, Any]) -> Decision | None:
-    """A decision that takes a note out again: the output as stored (a patch with no cuts); None if it changed."""
+def withdraw_list(added: Decision, state: ToolState) -> Decision | None:
+    """A decision that takes a list out again: the output as stored (a patch with no cuts); None if it changed."""
     output = state.get("output")
     if not isinstance(output, str) or len(output) != added.expect_length:
         return None
@@ -243,12 +245,12 @@ def withdrawal(added: Decision, state: dict[str, Any]) -> Decision | None:
         tokens_saved=-added.tokens_saved,
         cuts=(),
         expect_length=len(output),
-        note=True,
+        is_list=True,
         withdraws=added,
     )
 
 
-def sweep_edit(state: dict[str, Any]) -> Edit:
+def sweep_edit(state: ToolState) -> Edit:
     """What `/dcp sweep` removes: a completed call's output, an errored call's inputs."""
     if state.get("status") == "error":
         return ShrinkInput(SWEPT_PLACEHOLDER)

@@ -6,15 +6,24 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from dcp_plugin.model.history import HistoryMark
-from dcp_plugin.model.messages import FINAL_STATUSES, call_id_of, is_assistant, is_user, message_id, parts_of
+from dcp_plugin.model.messages import (
+    FINAL_STATUSES,
+    Message,
+    Part,
+    ToolState,
+    call_id_of,
+    is_assistant,
+    is_user,
+    message_id,
+    parts_of,
+)
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
 
 
-def drop_nulls(value: Any, depth: int = 0) -> Any:
+def drop_nulls(value: object, depth: int = 0) -> object:
     """The value with None dropped from every mapping, at every depth."""
     if depth > 200:
         return value
@@ -25,7 +34,7 @@ def drop_nulls(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def signature(tool: str, tool_input: Any) -> bytes:
+def signature(tool: str, tool_input: object) -> bytes:
     """A compact digest identifying tool + input, blind to key order and null values."""
     try:
         text = json.dumps(
@@ -59,7 +68,7 @@ class Ledger:
         self.step_at: list[int] = []  # per message index: assistant messages up to and including it
         self._seq = 0
 
-    def continues(self, messages: Sequence[Any], changed_from: int | None = None) -> bool:
+    def continues(self, messages: Sequence[Message], changed_from: int | None = None) -> bool:
         """Whether ``messages`` can be synced incrementally (else the caller starts over).
 
         ``changed_from``: the host says messages from that index on were resent (a tool part
@@ -73,7 +82,7 @@ class Ledger:
         ids = self.message_ids
         return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
 
-    def sync(self, messages: Sequence[Any], changed_from: int | None = None, end: int | None = None) -> SyncResult:
+    def sync(self, messages: Sequence[Message], changed_from: int | None = None, end: int | None = None) -> SyncResult:
         """Record what is new in the first ``end`` messages (default: all) since the last sync.
 
         The caller checks :meth:`continues` first.
@@ -105,7 +114,7 @@ class Ledger:
         result.new_turns = self.turn != turn_before
         return result
 
-    def _scan_parts(self, messages: Sequence[Any], index: int, result: SyncResult) -> None:
+    def _scan_parts(self, messages: Sequence[Message], index: int, result: SyncResult) -> None:
         message = messages[index]
         parts = parts_of(message)
         for part_index, part in enumerate(parts):
@@ -143,7 +152,7 @@ class Ledger:
             else:
                 self.unfinished.append(record)
 
-    def _recheck_unfinished(self, messages: Sequence[Any], result: SyncResult) -> None:
+    def _recheck_unfinished(self, messages: Sequence[Message], result: SyncResult) -> None:
         still: list[CallRecord] = []
         for record in self.unfinished:
             state = self.state_of(messages, record)
@@ -157,7 +166,7 @@ class Ledger:
         result.finished.sort(key=lambda r: r.seq)
 
     @staticmethod
-    def part_of(messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
+    def part_of(messages: Sequence[Message], record: CallRecord) -> Part | None:
         """The record's part in ``messages``, or None when it is not where it was."""
         try:
             message = messages[record.message_index]
@@ -171,7 +180,7 @@ class Ledger:
         return part
 
     @classmethod
-    def state_of(cls, messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
+    def state_of(cls, messages: Sequence[Message], record: CallRecord) -> ToolState | None:
         """The record's tool state dict in ``messages``, or None."""
         part = cls.part_of(messages, record)
         state = part.get("state") if part is not None else None

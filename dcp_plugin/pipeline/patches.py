@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import overload
 
-from dcp_plugin.model.messages import call_id_of
+from dcp_plugin.model.messages import Message, ToolState, call_id_of
 from dcp_plugin.pipeline.decisions import Decision
 
 
@@ -13,7 +13,7 @@ class Desync(Exception):
     """A decided call is no longer where the ledger saw it: the history changed under us."""
 
 
-Patch = tuple[Decision, dict[str, Any]]
+Patch = tuple[Decision, ToolState]
 
 
 class Patches(Sequence[Patch]):
@@ -27,9 +27,9 @@ class Patches(Sequence[Patch]):
 
     __slots__ = ("decisions", "states")
 
-    def __init__(self, decisions: list[Decision] | None = None, states: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, decisions: list[Decision] | None = None, states: list[ToolState] | None = None) -> None:
         self.decisions: list[Decision] = decisions if decisions is not None else []
-        self.states: list[dict[str, Any]] = states if states is not None else []
+        self.states: list[ToolState] = states if states is not None else []
 
     def __len__(self) -> int:
         return len(self.decisions)
@@ -61,7 +61,7 @@ class Patches(Sequence[Patch]):
         return f"Patches({list(self)!r})"
 
 
-def plan(messages: Sequence[Any], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
+def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
     ``since_token``: ``applied`` is what came after a client's patch token, added to the patches
@@ -70,7 +70,7 @@ def plan(messages: Sequence[Any], applied: Sequence[Decision], *, since_token: b
     plans against its never-patched mirror).
     """
     decisions: list[Decision] = []
-    states: list[dict[str, Any]] = []
+    states: list[ToolState] = []
     keep_decision = decisions.append
     keep_state = states.append
     for decision in applied:

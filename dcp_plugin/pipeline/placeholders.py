@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcp_plugin.pipeline.ids import short_id
 
 # Every placeholder starts so. An output that already is one (a list pruned before, handed in
@@ -48,6 +46,6 @@ def placeholder_for(text: str, call_id: str) -> str:
     return tag(text, short_id(call_id))
 
 
-def is_placeholder(value: Any) -> bool:
+def is_placeholder(value: object) -> bool:
     """Whether a value is a whole placeholder the plugin wrote."""
     return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX)

@@ -7,7 +7,6 @@ import posixpath
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any
 
 import pathspec
 from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
@@ -42,7 +41,7 @@ _SLASHES = re.compile(r"/{2,}")
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
-def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
+def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
     if not isinstance(tool_input, dict):
         return ()

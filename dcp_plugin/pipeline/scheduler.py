@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
@@ -295,7 +294,7 @@ class Scheduler:
         self._previous = _Previous(point.count, point.time_ms, point.model_key, sent_with, sent_without, self.saved)
         self._dirty_from = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, float]:
         """The numbers the reports show: pending, bank and totals."""
         totals = self.totals
         return {

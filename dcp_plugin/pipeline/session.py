@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
@@ -35,10 +35,11 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     return built
 
 
+# Keyed by plain values, not the ModelRef: the cache's key and hash are then built in C (per request).
 @functools.lru_cache(maxsize=64)
-def ladder_of(model: ModelRef) -> Thresholds:
-    """The budget ladder of a model (its context limit: the host's, else the table's)."""
-    limit, _ = resolve_context_limit(model.model_id, model.context_limit)
+def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
+    """The budget ladder of a model: its thresholds for its context limit (the host's, else the table's)."""
+    limit, _ = resolve_context_limit(model_id, context_limit)
     return compute_thresholds(limit)
 
 
@@ -96,7 +97,9 @@ class SessionState:
             self.manual.pop(call_id, None)
         self.restarts = 0
         self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
-        self.messages: Sequence[Any] = ()  # the host's list as last handed in: what the calls are looked up in
+        # The host's list while update, sweep or judge_call works on it (calls are looked up in it);
+        # let go after, so an idle session never keeps a request's list alive.
+        self.messages: Sequence[Message] = ()
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -162,7 +165,7 @@ class SessionState:
     # -- the request path --------------------------------------------------------------------
     def update(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         changed_from: int | None = None,
         *,
         request: bool = True,
@@ -175,10 +178,10 @@ class SessionState:
         ``model``: the host's model for this request (its context limit decides the tiers).
         """
         self.host_model = model
-        self.messages = messages
         if not self.ledger.continues(messages, changed_from):
             self.restart()
             changed_from = None
+        self.messages = messages
         try:
             self._walk(changed_from, request)
         except _LateChange:
@@ -186,6 +189,8 @@ class SessionState:
             # not): replaying keeps the result equal to a from-scratch run on the new list.
             self.restart()
             self._walk(None, request)
+        finally:
+            self.messages = ()
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline
@@ -200,21 +205,17 @@ class SessionState:
         if request and end > timeline.scheduled_end:
             self._schedule(end)
 
-    def _model(self) -> ModelRef:
-        """The model the current request goes to (:func:`~dcp_plugin.model.refs.request_model`)."""
-        return request_model(self.timeline.model, self.host_model)
-
     def _schedule(self, count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         timeline, scheduler = self.timeline, self.scheduler
-        model = self._model()
+        model = request_model(timeline.model, self.host_model)
         tokens = scheduler.sent_prefix(count) + scheduler.overhead
-        ladder = ladder_of(model)
-        listing = self.tools.listing(
+        ladder = ladder_of(model.model_id, model.context_limit)
+        due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
-        if listing is not None:
-            self.arbiter.write_list(listing.host, listing.text)
+        if due is not None:
+            self.arbiter.write_list(due.host, due.text)
         point = Point(
             count,
             timeline.time_ms,
@@ -250,11 +251,12 @@ class SessionState:
                 self._observe(record, state)
         arbiter.release()
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        model = request_model(self.timeline.model, self.host_model)
         progress = Progress(
             ledger.turn,
             result.new_turns,
             point,
-            ladder_of(self._model()),
+            ladder_of(model.model_id, model.context_limit),
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
@@ -264,11 +266,11 @@ class SessionState:
                 arbiter.propose(record, name, edit)
         arbiter.release()
 
-    def _state_of(self, record: CallRecord) -> dict[str, Any] | None:
+    def _state_of(self, record: CallRecord) -> ToolState | None:
         """A call's tool state in the current messages, or None when it is not where the ledger saw it."""
         return Ledger.state_of(self.messages, record)
 
-    def _observe(self, record: CallRecord, state: dict[str, Any]) -> None:
+    def _observe(self, record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
         paths = extract_paths(record.tool, state.get("input"))
         call = FinishedCall(
@@ -316,7 +318,7 @@ class SessionState:
             self.pinned,
         )
 
-    def _take_calls(self, calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
+    def _take_calls(self, calls: list[tuple[CallRecord, ToolState]]) -> None:
         """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
         The calls are judged independently, as they were when the host ran them (none of them had
@@ -337,13 +339,12 @@ class SessionState:
                 self.arbiter.decide(target, verdict.tool, edit)
         self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
 
-    def judge_call(self, messages: Sequence[Any], name: str, arguments: Any, call_id: str) -> Verdict:
+    def judge_call(self, messages: Sequence[Message], name: str, arguments: object, call_id: str) -> Verdict:
         """The verdict on a call the host is about to run, against the history before it (``messages``).
 
         The caller syncs the history before the call's message first (the request the model
         answered with the call); the same call found in the history later gets the same verdict.
         """
-        self.messages = messages
         known = self.tools.verdicts.get(call_id)
         if known is not None:
             return known
@@ -352,12 +353,16 @@ class SessionState:
             call = Call(name, arguments, call_id, record.message_index, record.step, record.turn)
         else:
             call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
-        return judge(self._scope(), call)
+        self.messages = messages
+        try:
+            return judge(self._scope(), call)
+        finally:
+            self.messages = ()
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         records: Sequence[CallRecord],
         reason: str = SWEEP,
         waiting: Sequence[Decision] = (),
@@ -366,19 +371,22 @@ class SessionState:
 
         ``messages`` is the host's current list. Returns the decisions that took effect.
         """
-        self.messages = messages
         arbiter = self.arbiter
         done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
-        for record in records:
-            if record.call_id in self.pinned:
-                continue
-            self.manual[record.call_id] = reason
-            state = self._state_of(record)
-            if state is None:
-                continue
-            decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
-            if decision is not None:
-                done.append(decision)
+        self.messages = messages
+        try:
+            for record in records:
+                if record.call_id in self.pinned:
+                    continue
+                self.manual[record.call_id] = reason
+                state = self._state_of(record)
+                if state is None:
+                    continue
+                decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
+                if decision is not None:
+                    done.append(decision)
+        finally:
+            self.messages = ()
         arbiter.force([d for d in done if d.applied_at is None])
         return done
 

@@ -9,9 +9,8 @@ those requests are; the session syncs and schedules at each of them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
-from dcp_plugin.model.messages import info_of, is_assistant, message_time
+from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
 from dcp_plugin.model.refs import ModelRef, model_ref
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.scheduler import Scheduler
@@ -33,7 +32,7 @@ class Timeline:
         self.scheduled_end = 0  # messages held by the latest scheduled request
         self.open_end = -1  # messages of the latest update's own request, not known to be answered yet
 
-    def requests(self, messages: Sequence[Any]) -> Iterator[tuple[int, bool]]:
+    def requests(self, messages: Sequence[Message]) -> Iterator[tuple[int, bool]]:
         """The requests the unread messages show were made and answered, as (messages held, not scheduled yet).
 
         A request not scheduled yet is one the plugin never saw (a restart, a first sight); the
@@ -51,7 +50,7 @@ class Timeline:
             self._read(message, index)
             self.read = index + 1
 
-    def _read(self, message: Any, index: int) -> None:
+    def _read(self, message: Message, index: int) -> None:
         """Take a message in: its tokens, its time, its model, the overhead it reports."""
         scheduler = self.scheduler
         if index == scheduler.messages:

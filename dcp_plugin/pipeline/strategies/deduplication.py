@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import DEDUPLICATION, DeduplicationConfig
@@ -16,7 +15,7 @@ NAME = DEDUPLICATION
 EDIT = ReplaceOutput(DUPLICATE_PLACEHOLDER)
 
 
-def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
+def without_fields(tool_input: object, fields: Iterable[str]) -> object:
     """The input with the named top-level keys left out (cosmetic fields that do not change the call)."""
     if not isinstance(tool_input, dict):
         return tool_input
@@ -24,7 +23,7 @@ def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
     return {k: v for k, v in tool_input.items() if k not in drop}
 
 
-def duplicate_signature(tool: str, tool_input: Any, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes:
+def duplicate_signature(tool: str, tool_input: object, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes:
     """The signature deduplication groups calls by: tool and input, without the tool's cosmetic fields."""
     ignored = ignore_fields.get(tool)
     return signature(tool, tool_input if not ignored else without_fields(tool_input, ignored))
