@@ -24,8 +24,9 @@ MASK_OLD_OUTPUTS = "maskOldOutputs"
 # runs of one command that differ only there are the same call.
 DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 
-Tier = Literal["warn", "auto", "hard"]
-Trigger = Tier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
+# The budget tiers (see budget.thresholds.Tier) a trigger may name.
+TriggerTier = Literal["warn", "auto", "hard"]
+Trigger = TriggerTier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
 
 
 class DeduplicationConfig(Section):
