@@ -28,13 +28,13 @@ import sys
 import time
 from typing import Any
 
-from dcp_plugin.budget.tokens import estimate_part_tokens
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
 from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.tokens import estimate_part_tokens
 from dcp_plugin.replay.engine import undo_patches
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 

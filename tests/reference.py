@@ -19,7 +19,6 @@ from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import compute_thresholds
-from dcp_plugin.budget.tokens import estimate_message_tokens, reported_usage, tokens_removed
 from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
@@ -32,6 +31,7 @@ from dcp_plugin.pipeline.protection import (
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage, tokens_removed
 
 ORDER = (
     "deduplication",

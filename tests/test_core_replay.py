@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import hook_transform, make_config
 
-from dcp_plugin.budget.tokens import estimate_content_tokens
 from dcp_plugin.cli.main import main
+from dcp_plugin.pipeline.tokens import estimate_content_tokens
 from dcp_plugin.replay.engine import replay, request_points
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import example_session_path, load_session, parse_session

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transform, make_config, named, tool_part, user
 
-from dcp_plugin.budget.tokens import estimate_part_tokens
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, plan
 from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.tokens import estimate_part_tokens
 
 BIG = "x" * 2000
 
@@ -125,8 +125,8 @@ def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dcp_plugin.budget.tokens import tokens_removed, tool_state_tokens  # noqa: E402
 from dcp_plugin.pipeline.fenwick import Fenwick  # noqa: E402
+from dcp_plugin.pipeline.tokens import tokens_removed, tool_state_tokens  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=80),

@@ -87,7 +87,7 @@ def test_snapshot_uses_the_request_model_id_when_messages_name_none(tmp_path: Pa
 
 
 def test_snapshot_counts_the_tokens_of_the_pruned_request(tmp_path: Path) -> None:
-    from dcp_plugin.budget.tokens import estimate_content_tokens
+    from dcp_plugin.pipeline.tokens import estimate_content_tokens
 
     runtime = make_runtime(tmp_path)
     sent = copy.deepcopy(session())

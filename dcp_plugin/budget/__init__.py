@@ -1,4 +1,4 @@
-"""Context budget: token estimates, thresholds, severity, model limits, snapshots, compaction and calibration."""
+"""Context budget: thresholds, severity, model limits, snapshots, compaction and calibration."""
 
 from dcp_plugin.budget.calibration import (
     Calibration,

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from dcp_plugin.budget.tokens import (
+from dcp_plugin.pipeline.conversation import info_of, model_ref
+from dcp_plugin.pipeline.tokens import (
     CHARS_PER_TOKEN_JSON,
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,
@@ -18,7 +19,6 @@ from dcp_plugin.budget.tokens import (
     next_prompt_tokens,
     reported_usage,
 )
-from dcp_plugin.pipeline.conversation import info_of, model_ref
 
 # The fixed ratios act like one observation of this many tokens on each axis, so a
 # handful of small steps cannot swing the fit far from chars/4 and chars/2.

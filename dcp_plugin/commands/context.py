@@ -8,11 +8,6 @@ from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.budget.tokens import (
-    DEFAULT_IMAGE_TOKENS,
-    estimate_part_tokens,
-    last_reported_prompt_tokens,
-)
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.prune_notice import plural
@@ -20,6 +15,11 @@ from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
+from dcp_plugin.pipeline.tokens import (
+    DEFAULT_IMAGE_TOKENS,
+    estimate_part_tokens,
+    last_reported_prompt_tokens,
+)
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20

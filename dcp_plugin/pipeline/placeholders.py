@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from dcp_plugin.budget.tokens import json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.conversation import call_id_of
 from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.ledger import CallRecord
+from dcp_plugin.pipeline.tokens import json_chars, tokens_removed, tool_state_tokens
 
 # Every placeholder starts so. An output that already is one (a list pruned before, handed in
 # again) is never replaced by another one, nor read as content by a rule.

@@ -9,7 +9,6 @@ from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
-from dcp_plugin.budget.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
@@ -29,6 +28,7 @@ from dcp_plugin.pipeline.placeholders import (
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
 
 # Process-wide, so that an epoch of a dropped session never equals one of a new session.
 _EPOCHS = itertools.count(1)

@@ -10,7 +10,6 @@ from typing import Any
 
 import pluggy
 
-from dcp_plugin.budget.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.host import hostspec
@@ -21,6 +20,7 @@ from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, mo
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.placeholders import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.replay.pricing import CacheAccountant, PatchKey, ReplayTotals, SentRequest, compaction_starts
 
 

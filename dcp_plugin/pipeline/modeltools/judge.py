@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.budget.tokens import estimate_json_tokens
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
@@ -31,6 +30,7 @@ from dcp_plugin.pipeline.placeholders import (
     decide,
 )
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dcp_plugin.budget.tokens import estimate_json_tokens
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
@@ -21,6 +20,7 @@ from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_to
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, output_is_cleared, tag
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 # What a written list is recorded as: a note (plugin text added to an output), never a prune.
 LIST_STRATEGY = "dcp.list"

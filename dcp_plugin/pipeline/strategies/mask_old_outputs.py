@@ -16,13 +16,13 @@ from collections import deque
 from collections.abc import Iterable
 
 from dcp_plugin.budget.thresholds import Thresholds
-from dcp_plugin.budget.tokens import estimate_json_tokens
 from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskOldOutputsConfig, Trigger
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import ReplaceOutput, output_is_cleared
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
+from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
 NAME = MASK_OLD_OUTPUTS
 
