@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -48,9 +49,12 @@ def test_install_pins_the_installing_interpreter(project: Path):
 
 
 def test_install_pins_the_python_given(project: Path, tmp_path: Path):
+    # Another path that runs this interpreter. Not a symlink to it: in a virtualenv, a link outside
+    # the virtualenv's folder (no pyvenv.cfg beside it) runs the base Python, without dcp_plugin.
     python = tmp_path / "venv" / "bin" / "python3"
     python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
     assert main(["opencode", "install", "--project", str(project), "--python", str(python)]) == 0
     assert f"const INSTALLED_PYTHON = {json.dumps(str(python))};" in plugin_file(project).read_text()
 
