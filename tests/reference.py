@@ -209,7 +209,16 @@ def reference_decisions(
     def completed(call: dict[str, Any]) -> bool:
         return call["status"] == "completed"
 
+    # What a call's output says never changes: each call's blocks are found once (they were the
+    # bulk of this reference's time, re-found for every earlier call at every new one).
+    found_blocks: dict[str, list[tuple[str, tuple[int, int, str]]]] = {}
+
     def blocks(call: dict[str, Any]) -> list[tuple[str, tuple[int, int, str]]]:
+        if call["id"] not in found_blocks:
+            found_blocks[call["id"]] = find_blocks(call)
+        return found_blocks[call["id"]]
+
+    def find_blocks(call: dict[str, Any]) -> list[tuple[str, tuple[int, int, str]]]:
         output = call["output"]
         if not completed(call) or not isinstance(output, str):
             return []
@@ -357,6 +366,7 @@ def reference_decisions(
     purged: set[str] = set()
     masked: set[str] = set()
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
+    message_tokens = [estimate_message_tokens(m) for m in messages]
     previous = 0
     seen: list[dict[str, Any]] = []
     model: dict[str, Any] = {}
@@ -395,7 +405,7 @@ def reference_decisions(
                 if isinstance(trigger, float)
                 else trigger
             )
-            stored = sum(estimate_message_tokens(m) for m in messages[:end])
+            stored = sum(message_tokens[:end])
             context = overhead + stored - sum(o.saved for o in run.owners.values())
             candidates = [
                 c
