@@ -41,6 +41,7 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.snapshots import SnapshotTracker
 from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
+from dcp_plugin.pipeline.freshness import kept_went_stale
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
@@ -248,7 +249,7 @@ class Runtime:
             state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
             try:
-                patches, incremental = self._plan(state, messages, since)
+                patches, incremental = self._plan(state, messages, since, changed_from)
             except Desync:
                 # The prefix fingerprint matched but a call moved: rebuild from scratch once.
                 state.restart()
@@ -268,8 +269,15 @@ class Runtime:
             return outgoing
 
     @staticmethod
-    def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
-        if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
+    def _plan(
+        state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None, changed_from: int | None = None
+    ) -> tuple[Patches, bool]:
+        if (
+            since is not None
+            and since[0] == state.epoch
+            and 0 <= since[1] <= len(state.applied)
+            and not kept_went_stale(state.applied[: since[1]], messages, changed_from)
+        ):
             return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False
 
