@@ -41,6 +41,8 @@ class _Layer:
             try:
                 st = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
+                if os.path.islink(path):  # a dangling symlink is a file the user means, not an absent one
+                    return (str(path), "dangling symlink"), path, None
                 continue
             except OSError as exc:
                 return (str(path), f"stat failed: {exc.strerror}"), path, None
