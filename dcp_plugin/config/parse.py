@@ -29,8 +29,11 @@ MAX_INT_DIGITS = 4300
 
 # Possessive (`*+`) so that an unterminated string or comment is consumed once to the end of the
 # file, not rescanned from every later quote or `/*` (that was quadratic: 20,000 `/*` took 18 s).
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL)
-_COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|,(?=\s*+[\]}])', re.DOTALL)
+# JSON5's single-quoted strings are strings too: `'secrets/**'` holds no comment.
+_COMMENT_OR_STRING = re.compile(
+    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL
+)
+_COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|,(?=\s*+[\]}])', re.DOTALL)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _SPACES = re.compile(r"\s+")
 _CONTROL_CHAR = re.compile('"([\x00-\x1f\x7f])"')
@@ -176,7 +179,7 @@ def blank_comments(text: str) -> str:
     """
     def comment(match: re.Match[str]) -> str:
         token = match.group(0)
-        return token if token[0] == '"' else _NOT_NEWLINE.sub(" ", token)
+        return token if token[0] in "\"'" else _NOT_NEWLINE.sub(" ", token)
 
     def comma(match: re.Match[str]) -> str:
         token = match.group(0)
