@@ -35,6 +35,10 @@ HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
 PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
 EDITS_KEY = "edits"
 PATCH_KEY = "patchText"
+# Where other hosts put a patch in the same grammar: the OpenAI Responses adapter maps Codex's
+# freeform apply_patch to `{"input": patch}`, OpenAI Chat tools name it `input` or `patch`. Codex's
+# parser trims each line, so a header indented there counts (it can only protect more).
+LOOSE_PATCH_KEYS: tuple[str, ...] = ("input", "patch")
 # OpenCode's apply_patch parser (packages/opencode/src/patch) splits the patch on "\n" and
 # takes a header line that starts with one of these, exactly, then trims what follows the
 # colon (JavaScript's String.trim); an empty path makes the line no header. `Move to` counts
@@ -66,6 +70,10 @@ def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
     patch = tool_input.get(PATCH_KEY)
     if isinstance(patch, str):
         found.extend(patch_paths(patch))
+    for key in LOOSE_PATCH_KEYS:
+        loose = tool_input.get(key)
+        if isinstance(loose, str) and "*** " in loose:
+            found.extend(patch_paths(loose, trimmed=True))
     edits = tool_input.get(EDITS_KEY)
     if isinstance(edits, list):
         for edit in edits:
@@ -74,10 +82,11 @@ def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def patch_paths(patch: str) -> list[str]:
-    """The paths of every apply_patch header line, read as OpenCode's parser reads them."""
+def patch_paths(patch: str, *, trimmed: bool = False) -> list[str]:
+    """The paths of every apply_patch header line, read as OpenCode's parser reads them (``trimmed``: as Codex's)."""
     found = []
-    for line in patch.split("\n"):
+    for raw in patch.split("\n"):
+        line = raw.lstrip(JS_WHITESPACE) if trimmed else raw
         if not line.startswith("*** "):
             continue
         for header in PATCH_HEADERS:
