@@ -59,6 +59,9 @@ VERDICT_CACHE_SIZE = 2048
 CASE_INSENSITIVE = sys.platform in ("win32", "cygwin", "darwin")
 
 _SLASHES = re.compile(r"/{2,}")
+# Windows' extended-length and device prefixes (`\\?\C:\x`, `\\.\C:\x`, `\\?\UNC\server\share`),
+# read with backslashes already turned into slashes: they name the same file as `C:\x`.
+_EXTENDED = re.compile(r"^//[?.]/(UNC/)?", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
@@ -101,12 +104,17 @@ def patch_paths(patch: str, *, trimmed: bool = False) -> list[str]:
 def clean_path(path: str) -> str:
     """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given.
 
-    Backslashes become slashes and a drive letter is upper-cased (`c:\\x` -> `C:/x`).
+    Backslashes become slashes, a drive letter is upper-cased (`c:\\x` -> `C:/x`), and Windows'
+    extended-length prefix goes (`\\\\?\\C:\\x` -> `C:/x`).
     """
-    path = _SLASHES.sub("/", path.replace("\\", "/"))
+    path = _SLASHES.sub("/", _EXTENDED.sub(_unextend, path.replace("\\", "/")))
     if _DRIVE.match(path):
         path = path[0].upper() + path[1:]
     return posixpath.normpath(path) if path else path
+
+
+def _unextend(match: re.Match[str]) -> str:
+    return "//" if match.group(1) else ""
 
 
 def is_absolute(path: str) -> bool:
