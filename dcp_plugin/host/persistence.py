@@ -132,14 +132,15 @@ class Persistence:
             return self._resolved
 
     def load(self, session_id: str) -> store_mod.StoredSession:
-        """What earlier processes saved for a session; empty when nothing is known or the store fails."""
+        """What earlier processes saved for a session; empty when nothing is known, not ``complete`` when the store fails."""
         stored = store_mod.StoredSession()
         try:
             store = self.store()
             if store is not None:
                 stored = store.load_session(session_id)
-        except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh
+        except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh (and asking again)
             log.exception("dcp: could not restore the saved state of session %s", session_id)
+            stored = store_mod.StoredSession(complete=False)
         with self._lock:
             self._reported.setdefault(session_id, set()).update(stored.pruned)
         return stored

@@ -147,6 +147,7 @@ class _Session:
     state: SessionState
     snapshots: SnapshotTracker
     model: ModelRef | None = None
+    stored: bool = True  # False while the store could not be read: its pins and sweeps are fetched later
 
 
 class Runtime:
@@ -364,10 +365,29 @@ class Runtime:
                 tools_offered=self._tools_offered,
                 pinned=stored.pinned,
             )
-            session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
+            session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot), stored=stored.complete)
         else:
+            if not session.stored:
+                self._catch_up(session)
             session.state.reconfigure(config)
         return session
+
+    def _catch_up(self, session: _Session) -> None:
+        """A session first seen while the store failed: once it answers, take its saved pins and sweeps.
+
+        Pins must hold whatever the store does; the first load is retried (the store itself backs
+        off between attempts) until it succeeds.
+        """
+        stored = self._persistence.load(session.state.session_id)
+        if not stored.complete:
+            return
+        session.stored = True
+        state = session.state
+        state.pin(stored.pinned)
+        swept = {call_id: reason for call_id, reason in stored.manual.items() if call_id not in state.pinned}
+        if any(state.manual.get(call_id) != reason for call_id, reason in swept.items()):
+            state.manual.update(swept)
+            state.restart()
 
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""

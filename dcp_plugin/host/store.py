@@ -169,6 +169,7 @@ class StoredSession:
     snapshot: dict[str, Any] | None = None
     requests: int = 0
     tokens_saved_sent: int = 0
+    complete: bool = True  # False: the store could not be read, so what it holds is not known yet
 
 
 @dataclass(slots=True)
@@ -467,7 +468,7 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------
     def load_session(self, session_id: str) -> StoredSession:
-        """What the store knows of a session; empty when nothing (or when the store is unusable)."""
+        """What the store knows of a session; empty when nothing, and not ``complete`` when the store is unusable."""
 
         def work(conn: sqlite3.Connection) -> StoredSession:
             found = StoredSession()
@@ -494,7 +495,7 @@ class Store:
             }
             return found
 
-        found: StoredSession = self._run(StoredSession(), work)
+        found: StoredSession = self._run(StoredSession(complete=False), work)
         return found
 
     def stats(self, session_id: str | None = None) -> Stats | None:
