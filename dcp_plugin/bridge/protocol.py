@@ -98,7 +98,11 @@ def delta_of(request: dict[str, Any]) -> Delta:
     if not isinstance(messages, list):
         raise ProtocolError(f'"messages" must be a list, got {type(messages).__name__}')
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("parts", []), list):
+        if not isinstance(message, dict):
+            # Skipped like any malformed field (held as a message with no parts, so indexes stay);
+            # an error here would make every later request of the session go out unpruned.
+            messages[i] = {"parts": []}
+        elif not isinstance(message.get("parts", []), list):
             raise ProtocolError(f'"messages"[{i}] must be an object {{info, parts}} with a "parts" list')
     reset = request.get("reset", False)
     if not isinstance(reset, bool):
