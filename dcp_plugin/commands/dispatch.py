@@ -9,6 +9,7 @@ from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.store import Stats
 from dcp_plugin.pipeline.conversation import model_ref, session_id_of
+from dcp_plugin.printable import escape_reply
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import Runtime, SessionView
@@ -23,7 +24,15 @@ def parse(arguments: str) -> tuple[str, list[str]]:
 
 
 def run(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
-    """The reply text for one `/dcp` invocation; ``input`` is the command hook's input."""
+    """The reply text for one `/dcp` invocation; ``input`` is the command hook's input.
+
+    Replies echo what the user typed and what tools named (ids, paths, session ids): their control
+    and bidirectional characters are escaped, so none can restyle or reorder the user's screen.
+    """
+    return escape_reply(_route(runtime, input, arguments))
+
+
+def _route(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()

@@ -50,6 +50,7 @@ from dcp_plugin.pipeline.modeltools.judge import restorable
 from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
+from dcp_plugin.printable import escape_reply
 
 log = logging.getLogger("dcp_plugin")
 
@@ -621,7 +622,7 @@ class Runtime:
             text = run(self, input, arguments)
         except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
             log.exception("dcp: /dcp %s failed", arguments)
-            text = f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
+            text = escape_reply(f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " "))
         output["handled"] = True
         parts = output.get("parts")
         if not isinstance(parts, list):
