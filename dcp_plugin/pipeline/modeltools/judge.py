@@ -167,7 +167,7 @@ def _edits(call: Call, arguments: dict[str, Any], ids: list[str]) -> list[tuple[
     for ident, text in zip(ids, distillation, strict=False):
         if not isinstance(text, str) or not text.strip():
             return f"the distillation for {ident} is empty: write the facts to keep, or use discard"
-        edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{text.strip()}")))
+        edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{texts.quoted_markers(text.strip())}")))
     return edits
 
 
