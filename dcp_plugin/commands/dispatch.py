@@ -87,7 +87,12 @@ def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, inp
     note = None
     if all_time is None:
         session = session_stats_from_memory(runtime.view(session_id))
-        note = "The state database is unavailable: only this process's numbers for this session are shown."
+        note = (
+            "The state database is busy (another process holds its lock): this process's numbers for this "
+            "session are shown, from memory; they are saved once the database is free."
+            if runtime.store_busy()
+            else "The state database is unavailable: only this process's numbers for this session are shown."
+        )
     return stats.render_text(session_id, session, all_time, note)
 
 

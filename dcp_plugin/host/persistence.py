@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.store import BUSY_TIMEOUT_MS, REQUEST_WAIT_MS
 from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
 
@@ -92,6 +93,11 @@ class _Pending:
             self.snapshot = batch.snapshot
 
 
+def _waiting(store: Any, wait_ms: int) -> dict[str, int]:
+    """How long ``store`` may wait for a locked file, as keyword arguments (a store of another kind takes none)."""
+    return {"wait_ms": wait_ms} if isinstance(store, store_mod.Store) else {}
+
+
 class Persistence:
     """Per-session writes queued on the request path and saved in one short transaction.
 
@@ -137,7 +143,7 @@ class Persistence:
         try:
             store = self.store()
             if store is not None:
-                stored = store.load_session(session_id)
+                stored = store.load_session(session_id, **_waiting(store, REQUEST_WAIT_MS))
         except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh (and asking again)
             log.exception("dcp: could not restore the saved state of session %s", session_id)
             stored = store_mod.StoredSession(complete=False)
@@ -210,7 +216,16 @@ class Persistence:
         store = self.store()
         if store is None:
             return None, None
-        return store.stats(session_id), store.stats(None)
+        wait = _waiting(store, REQUEST_WAIT_MS)
+        session = store.stats(session_id, **wait)
+        if session is None and self.busy():
+            return None, None  # one short wait per command is enough
+        return session, store.stats(None, **wait)
+
+    def busy(self) -> bool:
+        """Whether the store's latest answer was "locked by another process" (then nothing waited long for it)."""
+        store = self._resolved if self._choice is not None else None
+        return bool(getattr(store, "busy", False))
 
     def flush(self, force: bool = False, at_exit: bool = False) -> None:
         """Write every session's pending writes in one transaction; never raises.
@@ -234,7 +249,9 @@ class Persistence:
                 pending = [(sid, p, p.take(sid)) for sid, p in self._pending.items() if p.dirty()]
             if not pending:
                 return
-            if not store.save([batch for _, _, batch in pending]) and store.available:
+            # Nothing is lost to a short wait: what is not saved is given back and saved on the next flush.
+            wait = _waiting(store, BUSY_TIMEOUT_MS if at_exit else REQUEST_WAIT_MS)
+            if not store.save([batch for _, _, batch in pending], **wait) and store.available:
                 with self._lock:
                     for _, queue, batch in pending:
                         queue.give_back(batch)

@@ -473,6 +473,10 @@ class Runtime:
         """(this session's, all sessions') statistics from the store; (None, None) without one."""
         return self._persistence.stats(session_id)
 
+    def store_busy(self) -> bool:
+        """Whether the store's latest answer was that another process holds its file locked."""
+        return self._persistence.busy()
+
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
         with self._lock:
