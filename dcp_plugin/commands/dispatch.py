@@ -15,6 +15,7 @@ from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.runtime import Runtime, SessionView
 from dcp_plugin.host.store import Stats
 from dcp_plugin.model.refs import ModelRef
+from dcp_plugin.printable import escape_reply
 
 log = logging.getLogger("dcp_plugin")
 
@@ -51,7 +52,7 @@ def answer(
         return run(runtime, arguments, session_id, list(messages) if messages else None, model)
     except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
         log.exception("dcp: /dcp %s failed", arguments)
-        return f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
+        return escape_reply(f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " "))
 
 
 def parse(arguments: str) -> tuple[str, list[str]]:
@@ -65,7 +66,17 @@ def parse(arguments: str) -> tuple[str, list[str]]:
 def run(
     runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
 ) -> str:
-    """The reply text for one `/dcp` invocation (raises when a subcommand fails)."""
+    """The reply text for one `/dcp` invocation (raises when a subcommand fails).
+
+    Replies echo what the user typed and what tools named (ids, paths, session ids): their control
+    and bidirectional characters are escaped, so none can restyle or reorder the user's screen.
+    """
+    return escape_reply(_route(runtime, arguments, session_id, messages, model))
+
+
+def _route(
+    runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
+) -> str:
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()
@@ -117,7 +128,12 @@ def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, mod
     note = None
     if all_time is None:
         session = session_stats_from_memory(runtime.view(session_id))
-        note = "The state database is unavailable: only this process's numbers for this session are shown."
+        note = (
+            "The state database is busy (another process holds its lock): this process's numbers for this "
+            "session are shown, from memory; they are saved once the database is free."
+            if runtime.store_busy()
+            else "The state database is unavailable: only this process's numbers for this session are shown."
+        )
     return stats.render_text(session_id, session, all_time, note)
 
 

@@ -45,6 +45,7 @@ from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.freshness import kept_went_stale
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
@@ -155,6 +156,7 @@ class _Session:
     # the history it implies (about 5 s at 20,000 messages): under one runtime-wide lock every
     # other session's request waited that long; under its own lock they do not wait at all.
     lock: threading.RLock = field(default_factory=threading.RLock)
+    stored: bool = True  # False while the store could not be read: its pins and sweeps are fetched later
 
 
 class Runtime:
@@ -252,7 +254,7 @@ class Runtime:
             state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
             try:
-                patches, incremental = self._plan(state, messages, since)
+                patches, incremental = self._plan(state, messages, since, changed_from)
             except Desync:
                 # The prefix fingerprint matched but a call moved: rebuild from scratch once.
                 state.restart()
@@ -273,8 +275,15 @@ class Runtime:
             return outgoing
 
     @staticmethod
-    def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
-        if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
+    def _plan(
+        state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None, changed_from: int | None = None
+    ) -> tuple[Patches, bool]:
+        if (
+            since is not None
+            and since[0] == state.epoch
+            and 0 <= since[1] <= len(state.applied)
+            and not kept_went_stale(state.applied[: since[1]], messages, changed_from)
+        ):
             return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False
 
@@ -366,8 +375,15 @@ class Runtime:
                 pinned=stored.pinned,
             )
             with self._lock:  # another thread may have made it meanwhile: theirs wins
-                session = self._sessions.setdefault(session_id, _Session(state, SessionBudget(snapshot)))
+                session = self._sessions.setdefault(
+                    session_id, _Session(state, SessionBudget(snapshot), stored=stored.complete)
+                )
+            behind = False
+        else:
+            behind = not session.stored
         with self._locked(session) as state:
+            if behind:
+                self._catch_up(session)
             state.reconfigure(config)
         return session
 
@@ -378,6 +394,23 @@ class Runtime:
             if self._tools_offered:
                 session.state.offer_tools(True)
             yield session.state
+
+    def _catch_up(self, session: _Session) -> None:
+        """A session first seen while the store failed: once it answers, take its saved pins and sweeps.
+
+        Pins must hold whatever the store does; the first load is retried (the store itself backs
+        off between attempts) until it succeeds.
+        """
+        stored = self._persistence.load(session.state.session_id)
+        if not stored.complete:
+            return
+        session.stored = True
+        state = session.state
+        state.pin(stored.pinned)
+        swept = {call_id: reason for call_id, reason in stored.manual.items() if call_id not in state.pinned}
+        if any(state.manual.get(call_id) != reason for call_id, reason in swept.items()):
+            state.manual.update(swept)
+            state.restart()
 
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
@@ -459,6 +492,10 @@ class Runtime:
     def stored_stats(self, session_id: str) -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
         """(this session's, all sessions') statistics from the store; (None, None) without one."""
         return self._persistence.stats(session_id)
+
+    def store_busy(self) -> bool:
+        """Whether the store's latest answer was that another process holds its file locked."""
+        return self._persistence.busy()
 
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""

@@ -231,6 +231,8 @@ def estimate_prompt_tokens(
 
 
 def _role(message: Mapping[str, Any]) -> str | None:
+    if not isinstance(message, Mapping):
+        return None  # a malformed entry in the list: skipped like every malformed field
     info = message.get("info")
     return info.get("role") if isinstance(info, Mapping) else None
 

@@ -1,6 +1,6 @@
 // notices.mjs: telling the user that the Python bridge cannot start, so pruning is off: logged at
 // once, and shown once per OpenCode process as a toast at the first request (before one, the TUI
-// may not listen yet).
+// may not listen yet); and that a started bridge crashed during a request.
 
 export function unavailableText(failure) {
   return (
@@ -9,6 +9,23 @@ export function unavailableText(failure) {
     "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally). " +
     `Command that failed: ${failure.command}`
   );
+}
+
+export function crashText(crash) {
+  return (
+    `dcp: the Python bridge of context pruning stopped during a request (${crash.reason}); that request went ` +
+    "to the model unpruned. It restarts on a later request; if this repeats, OpenCode's log has the details."
+  );
+}
+
+// A crash during a request is logged each time and shown once per OpenCode process (like a failed start).
+export function crashNotice(registry, log, toast) {
+  return (crash) => {
+    log("error", crashText(crash));
+    if (registry.crashShown) return;
+    registry.crashShown = true;
+    toast(crashText(crash), "warning");
+  };
 }
 
 export class StartFailureNotice {

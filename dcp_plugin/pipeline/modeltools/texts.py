@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 # A refused call's result starts with this (the host may also mark it as an error): a replay
@@ -75,3 +76,14 @@ def nudge(tier: str, context: int, window: int) -> str:
         f"The context holds {tokens(context)} of {window:,} ({share:.0f} %), past the {tier} threshold: "
         "discard or extract what you no longer need."
     )
+
+
+# Every text of the plugin starts with `[dcp:`, and the model is told to trust such texts as the
+# plugin's. A distillation (which may quote a web page) must never start one: its markers are
+# neutralised, however spaced or cased.
+_MARKER = re.compile(r"\[\s*(dcp\s*:)", re.IGNORECASE)
+
+
+def quoted_markers(text: str) -> str:
+    """``text`` with every `[dcp:` (any case or spacing) made visibly not the plugin's: `[quoted dcp:`."""
+    return _MARKER.sub(r"[quoted \1", text)
