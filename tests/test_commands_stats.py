@@ -15,7 +15,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 # Placeholders name their call's id, which is as long for every call.
-DEDUP_SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
+DEDUP_SAVED = math.ceil(400 / 3.5) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3.5)  # outputs: chars/3.5
 
 
 def session(sid: str) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from dcp_plugin.commands.calls import call_label
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.conversation import FINAL_STATUSES
 from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.tokens import estimate_output_tokens
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import PinOutcome, SessionView
@@ -38,7 +38,7 @@ def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: Sess
     """`3kq7  read src/a.py  ~1,200 tokens`, with what becomes of the output."""
     state = Ledger.state_of(messages, record) or {}
     output = state.get("output")
-    size = f"~{estimate_json_tokens(output):,} tokens" if output not in (None, "") else "no output yet"
+    size = f"~{estimate_output_tokens(output):,} tokens" if output not in (None, "") else "no output yet"
     notes = []
     if record.call_id in view.pinned:
         notes.append("pinned")

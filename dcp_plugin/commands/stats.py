@@ -51,5 +51,5 @@ def render_text(session_id: str, session: Stats | None, all_time: Stats | None, 
         lines += stats_lines(f"All time ({plural(all_time.sessions, 'session')})", all_time)
     if note:
         lines += ["", note]
-    lines += ["", "Tokens are estimates (text chars/4, JSON chars/2)."]
+    lines += ["", "Tokens are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5)."]
     return "\n".join(lines)

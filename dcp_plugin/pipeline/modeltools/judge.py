@@ -29,7 +29,7 @@ from dcp_plugin.pipeline.placeholders import (
     decide,
 )
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.tokens import estimate_output_tokens
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"
@@ -281,7 +281,7 @@ def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
                 problems.append(f"{ident} ({label}): the host sent the pruned copy, so the original is not at hand")
                 continue
             body = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1)
-            restored_tokens += estimate_json_tokens(body)
+            restored_tokens += estimate_output_tokens(body)
             sections.append((f"{ident} {label} ({decision.field}, pruned by {decision.strategy})", body))
     if not sections:
         if unknown:

@@ -25,7 +25,7 @@ from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.placeholders import ReplaceOutput, output_is_cleared
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.tokens import estimate_output_tokens
 
 NAME = "maskOldOutputs"
 Tier = Literal["warn", "auto", "hard"]
@@ -72,7 +72,7 @@ class MaskOldOutputs:
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
-        entry = (record.seq, estimate_json_tokens(output), record)
+        entry = (record.seq, estimate_output_tokens(output), record)
         queue = self._queue
         if queue and queue[-1][0] > record.seq:
             # Finished after a newer call (parallel calls): keep the queue in conversation order.
