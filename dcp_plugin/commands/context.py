@@ -23,7 +23,9 @@ from dcp_plugin.pipeline.tokens import (
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
-ESTIMATE_NOTE = "Token counts are estimates (text chars/4, JSON chars/2, images a fixed amount)"
+ESTIMATE_NOTE = (
+    "Token counts are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5, images a fixed amount)"
+)
 LARGEST = 5
 
 
@@ -290,9 +292,10 @@ def source_note(b: ContextBreakdown) -> str:
     """Where the total comes from, and which numbers are estimates."""
     snap = b.snapshot
     if b.anchored and snap is not None and snap.provider_reported_tokens is not None:
-        after = b.total - snap.provider_reported_tokens
+        after = b.total - snap.provider_reported_tokens + snap.pruned_since
+        since = f", less ~{snap.pruned_since:,} pruned since," if snap.pruned_since else ""
         return (
-            f"The total is the provider's count for the last request ({snap.provider_reported_tokens:,}) plus "
+            f"The total is the provider's count for the last request ({snap.provider_reported_tokens:,}){since} plus "
             f"~{max(0, after):,} estimated for what came after. {ESTIMATE_NOTE}."
         )
     return f"No provider usage reported yet: the total is the messages' estimate. {ESTIMATE_NOTE}."
