@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
+from dcp_plugin.budget.meter import ContextMeter
+from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
@@ -109,6 +111,7 @@ class SessionState:
         self._model: ModelRef | None = None  # newest model they name
         self._ladder_model: ModelRef | None = None
         self._ladder_value: Thresholds | None = None
+        self.meter = ContextMeter()
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -133,6 +136,7 @@ class SessionState:
         self._timeline = 0
         self._time_ms = 0
         self._model = None
+        self.meter.reset()
 
     def restart(self) -> None:
         """Start over on the next update, as if the history were new."""
@@ -235,7 +239,9 @@ class SessionState:
                 usage = reported_usage(message)
                 if usage is not None:
                     scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
-            scheduler.add_message(estimate_message_tokens(message, self.config.context_budget.image_token_estimate))
+            stored = estimate_message_tokens(message, self.config.context_budget.image_token_estimate)
+            scheduler.add_message(stored)
+            self.meter.add_message(stored)
         self._time_ms = max(self._time_ms, message_time(message))
         ref = model_ref(info_of(message))
         if ref is not None and ref.model_id is not None:
@@ -244,7 +250,8 @@ class SessionState:
     def _schedule(self, messages: Sequence[Any], count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         model = (self._model or ModelRef()).merged_over(self.host_model)
-        tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
+        image_tokens = self.config.context_budget.image_token_estimate
+        tokens = self.meter.at(messages, self.scheduler.sent_prefix, model, image_tokens, count).estimated_input_tokens
         ladder = self._ladder()
         listing = self.tools.listing(
             self.ledger, messages, self.directory, self.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
@@ -261,7 +268,13 @@ class SessionState:
         self.points += 1
         for decision in self.scheduler.at(point, self.points):
             self._mark_applied(decision)
+        self.meter.sent(count, self.scheduler.sent_prefix)
         self.scheduled_end = count
+
+    def context_now(self, messages: Sequence[Any], model: ModelRef | None) -> ContextSnapshot:
+        """How full the context is with ``messages`` (as stored) and the placeholders in force now."""
+        image_tokens = self.config.context_budget.image_token_estimate
+        return self.meter.at(messages, self.scheduler.sent_prefix, model, image_tokens)
 
     def _write_list(self, messages: Sequence[Any], host: CallRecord, text: str) -> None:
         """Append a new list to ``host``'s output, and take the previous list out once that pays.
