@@ -305,8 +305,7 @@ class Runtime:
                     self._persistence.record_restores(
                         state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
                     )
-                image_tokens = config.context_budget.image_token_estimate
-                snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
+                snapshot = session.snapshots.record(state.context_now(messages, session.model))
                 tip = session.snapshots.tip_change()
                 if request:
                     self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
@@ -330,11 +329,15 @@ class Runtime:
             )
             if outgoing is None:
                 return
-            apply(outgoing.patches)
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
             return
+        # Bookkeeping first: the context figure reads the history as stored, before placeholders.
         self.finish(outgoing, messages)
+        try:
+            apply(outgoing.patches)
+        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+            log.exception("dcp: pruning failed; the request is sent unchanged")
 
     # -- sessions ----------------------------------------------------------------------------
     def _session(self, session_id: str, config: DcpConfig) -> _Session:
