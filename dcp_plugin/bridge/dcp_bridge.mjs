@@ -865,8 +865,17 @@ export default async function DcpBridgePlugin(ctx, options) {
   // session, else (not synced by a transform yet, e.g. the first thing in a resumed session, or
   // dropped by the child while idle) with the stored messages in full. `modelFor(fallback)` is
   // the model to send along.
-  async function sendForSession(op, sessionID, extra, modelFor) {
+  // `fresh`: read the session as stored now even when the child holds it (a command reports on
+  // the session: what the child holds stops at the last request, without its answer and usage).
+  async function sendForSession(op, sessionID, extra, modelFor, fresh = false) {
     const known = sync.held(sessionID, bridge.generation);
+    if (known && fresh) {
+      const stored = await fetchSessionMessages(client, sessionID).catch(() => []);
+      if (stored.length > 0) {
+        const full = { ...extra, model: await modelFor(known.model) };
+        return (await syncAndSend(op, sessionID, stored, full, settings.commandTimeoutMs)).reply;
+      }
+    }
     if (known) {
       if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
       try {
@@ -884,8 +893,12 @@ export default async function DcpBridgePlugin(ctx, options) {
 
   // Answers a /dcp command through the child, with the session's model and its configured limit.
   const runCommand = (sessionID, args) =>
-    sendForSession("command", sessionID, { command: COMMAND_NAME, arguments: args }, (fallback) =>
-      withConfiguredLimit(client, models.get(sessionID) || fallback),
+    sendForSession(
+      "command",
+      sessionID,
+      { command: COMMAND_NAME, arguments: args },
+      (fallback) => withConfiguredLimit(client, models.get(sessionID) || fallback),
+      true,
     );
 
   // Runs a call of one of the plugin's tools through the child, like a command.
