@@ -20,7 +20,7 @@ from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_to
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, output_is_cleared, tag
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.tokens import estimate_output_tokens
 
 # What a written list is recorded as: a note (plugin text added to an output), never a prune.
 LIST_STRATEGY = "dcp.list"
@@ -102,7 +102,8 @@ class ModelTools:
         if kept or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
             return
         # What a discard frees: the output's tokens less the placeholder's (the input stays).
-        size = estimate_json_tokens(state["output"]) - estimate_json_tokens(tag(DISCARDED_PLACEHOLDERS["done"], record.ident))
+        placeholder = tag(DISCARDED_PLACEHOLDERS["done"], record.ident)
+        size = estimate_output_tokens(state["output"]) - estimate_output_tokens(placeholder)
         if size >= LIST_MIN_TOKENS and record.call_id not in self._candidates:
             self._candidates[record.call_id] = (record, size)
             heapq.heappush(self._heap, (-size, record.seq, record.call_id))
@@ -169,6 +170,15 @@ class ModelTools:
             heapq.heappush(heap, item)
         return found
 
+    def _rest(self, before: int, turn: int, listed: set[str], under: int) -> tuple[int, int, int]:
+        """(how many, their tokens, the largest) of the outputs the model may prune that the list leaves out."""
+        sizes = [
+            size
+            for record, size in self._candidates.values()
+            if record.call_id not in listed and self._may_prune(record, before, turn)
+        ]
+        return len(sizes), sum(sizes), max(sizes, default=under)
+
     # -- the list ---------------------------------------------------------------------------
     def listing(
         self,
@@ -217,12 +227,17 @@ class ModelTools:
             if not nudge:
                 self._listed_results = self._results
             return None
+        # The output the list goes on is new to the model: listed with its id (it may prune it
+        # from the next request on) rather than hidden in the rest.
+        own = self._candidates.get(host.call_id)
+        listed = sorted([*shown, own], key=_largest_first) if own is not None else shown
         rows = []
-        for record, size in shown:
+        for record, size in listed:
             state = Ledger.state_of(messages, record) or {}
             rows.append((record.ident or record.call_id, call_label(record.tool, state.get("input"), directory), size))
-        rest = (len(self._candidates) - len(shown), self._total - sum(size for _, size in shown))
-        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None)
+        rest = self._rest(seen, turn, {record.call_id for record, _ in listed}, shown[-1][1])
+        this = host.ident or host.call_id
+        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None, this)
         self._listed_results = self._results
         self._listed = ids
         self._covered_seq = self._newest_seq

@@ -14,6 +14,9 @@ LIST_HEAD = (
 VALID_IDS_SHOWN = 20
 
 
+THIS_OUTPUT = "  (this output)"
+
+
 def tokens(count: int) -> str:
     """``~2,400 tokens``."""
     return f"~{count:,} tokens"
@@ -56,13 +59,21 @@ def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> st
     return "\n".join(lines)
 
 
-def prunable_list(rows: Sequence[tuple[str, str, int]], rest: tuple[int, int], nudge: str | None) -> str:
-    """The list appended to a tool result: one ``id  call  ~tokens`` row each, the rest summed, the nudge."""
+def prunable_list(
+    rows: Sequence[tuple[str, str, int]], rest: tuple[int, int, int], nudge: str | None, this: str | None = None
+) -> str:
+    """The list appended to a tool result: one ``id  call  ~tokens`` row each, the rest summed, the nudge.
+
+    ``rest`` is (how many more, their tokens, the size none of them exceeds); ``this`` the id of
+    the output the list is appended to, marked as such in its row.
+    """
     lines = ["", "", LIST_HEAD]
-    lines += [f"{ident}  {label}  {tokens(size)}" for ident, label, size in rows]
-    count, size = rest
-    if count:
-        lines.append(f"(and {outputs(count)} under {tokens(rows[-1][2]) if rows else tokens(0)} each: {tokens(size)})")
+    lines += [f"{ident}  {label}  {tokens(size)}{THIS_OUTPUT if ident == this else ''}" for ident, label, size in rows]
+    count, size, under = rest
+    if count == 1:
+        lines.append(f"(and 1 more output: {tokens(size)})")
+    elif count:
+        lines.append(f"(and {outputs(count)} of at most {tokens(under)} each: {tokens(size)})")
     if nudge:
         lines.append(nudge)
     return "\n".join(lines)
