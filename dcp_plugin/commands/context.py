@@ -9,8 +9,10 @@ from typing import Any
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands.calls import call_label
-from dcp_plugin.cost.requests import net_sentence
+from dcp_plugin.commands.stats import net_line
+from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.store import Stats
 from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.placeholders import Decision
@@ -62,8 +64,9 @@ class ContextBreakdown:
     snapshot: ContextSnapshot | None = None
     largest: list[PrunedCall] = field(default_factory=list)
     waiting: tuple[int, int] = (0, 0)  # decided prunes the cache scheduler has not written yet: (calls, tokens)
-    costs: dict[str, Any] | None = None  # the session's prompt-cache accounting (Scheduler.describe)
+    stats: Stats | None = None  # the session's accounting, the same `/dcp stats` shows
     model_tools: dict[str, Tally] = field(default_factory=dict)  # the model's calls of discard, extract, restore
+    plugin_text: PluginText = PluginText()  # the plugin's own text in every request
 
     @property
     def content(self) -> int:
@@ -142,7 +145,14 @@ class ContextBreakdown:
             "provider_reported_prompt": self.reported_prompt,
             "snapshot": self.snapshot.to_dict() if self.snapshot is not None else None,
             "waiting": {"calls": self.waiting[0], "tokens": self.waiting[1]},
-            "cost": self.costs,
+            "cost": None if self.stats is None else {
+                "requests": self.stats.requests,
+                "cost_without": round(self.stats.cost_without, 1),
+                "cost_with": round(self.stats.cost_with, 1),
+                "net_saved": round(self.stats.net_saved, 1),
+                "rewritten_tokens": self.stats.rewritten_tokens,
+            },
+            "plugin_text": self.plugin_text.to_dict(),
         }
 
 
@@ -265,13 +275,11 @@ def cache_lines(b: ContextBreakdown) -> list[str]:
             f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): they are written when the "
             "prompt cache expires or when writing them pays"
         )
-    costs = b.costs
-    if costs and costs.get("requests"):
-        net = net_sentence(float(costs["cost_without"]), float(costs["cost_with"]))
-        lines.append(
-            f"Cost so far ({costs.get('pricing', 'auto')} prompt-cache prices, {plural(int(costs['requests']), 'request')}): "
-            f"{net}; {int(costs['rewritten_tokens']):,} tokens processed again because of placeholders"
-        )
+    if b.stats is not None and b.stats.requests:
+        lines.append(f"Cost so far ({plural(b.stats.requests, 'request')}): {net_line(b.stats)}")
+    own = plugin_text_line(b.plugin_text)
+    if own:
+        lines.append(own)
     return lines
 
 

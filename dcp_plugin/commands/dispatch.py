@@ -57,8 +57,9 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
     )
     if view is not None:
         breakdown.waiting = (len(view.waiting), sum(d.tokens_saved for d in view.waiting))
-        breakdown.costs = dict(view.costs)
         breakdown.model_tools = dict(view.model_tools)
+        breakdown.plugin_text = view.plugin_text
+    breakdown.stats = session_stats(runtime, session_id)[0]
     text = context.render_text(breakdown)
     if not config.enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
@@ -69,17 +70,34 @@ def session_stats_from_memory(view: SessionView | None) -> Stats | None:
     """This process's view of a session, when the store cannot answer."""
     if view is None:
         return None
-    return Stats(by_strategy=dict(view.saved_by_strategy), sessions=1)
+    costs = view.costs
+    return Stats(
+        by_strategy=dict(view.saved_by_strategy),
+        sessions=1,
+        requests=int(costs.get("requests", 0)),
+        cost_without=float(costs.get("cost_without", 0.0)),
+        cost_with=float(costs.get("cost_with", 0.0)),
+        rewritten_tokens=int(costs.get("rewritten_tokens", 0)),
+    )
+
+
+def session_stats(runtime: Runtime, session_id: str) -> tuple[Stats | None, Stats | None, str | None]:
+    """The one accounting `/dcp stats` and `/dcp context` show: (this session's, all time, a note on the source).
+
+    The store's counters when it answers (what `dcp stats` reads too), else this process's.
+    """
+    session, all_time = runtime.stored_stats(session_id)
+    if all_time is not None:
+        return session, all_time, None
+    note = "The state database is unavailable: only this process's numbers for this session are shown."
+    return session_stats_from_memory(runtime.view(session_id)), None, note
 
 
 def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
     runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
-    session, all_time = runtime.stored_stats(session_id)
-    note = None
-    if all_time is None:
-        session = session_stats_from_memory(runtime.view(session_id))
-        note = "The state database is unavailable: only this process's numbers for this session are shown."
-    return stats.render_text(session_id, session, all_time, note)
+    session, all_time, note = session_stats(runtime, session_id)
+    view = runtime.view(session_id)
+    return stats.render_text(session_id, session, all_time, note, view.plugin_text if view is not None else None)
 
 
 def run_sweep(
