@@ -33,6 +33,7 @@ from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.overhead import PluginText, plugin_text
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
@@ -105,6 +106,7 @@ class SessionView:
     costs: Mapping[str, Any]
     model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
     pinned: frozenset[str] = frozenset()  # call ids the user pinned
+    plugin_text: PluginText = PluginText()  # what the plugin's own text adds to every request
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +310,9 @@ class Runtime:
                 snapshot = session.snapshots.record(state.context_now(messages, session.model))
                 tip = session.snapshots.tip_change()
                 if request:
-                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
+                    # What pruning saves, without the prunable lists (the plugin's own text, shown apart).
+                    saved = state.saved_tokens + _list_tokens(state)
+                    self._persistence.count_request(state.session_id, saved, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
                 self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
             self._persistence.flush()
@@ -407,7 +411,14 @@ class Runtime:
                 {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
                 MappingProxyType(state.tools.tallies()),
                 state.pinned,
+                self._plugin_text(state),
             )
+
+    def _plugin_text(self, state: SessionState) -> PluginText:
+        if not (self._tools_offered and state.config.enabled):
+            return PluginText()
+        tools = state.config.tools
+        return plugin_text(system_text(tools), definitions(tools), _list_tokens(state))
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
@@ -644,6 +655,11 @@ class Runtime:
                 d.strategy,
                 f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
             )
+
+
+def _list_tokens(state: SessionState) -> int:
+    """Tokens the prunable lists written in a session add to every request."""
+    return -sum(d.tokens_saved for d in state.applied if d.note and not d.superseded)
 
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:
