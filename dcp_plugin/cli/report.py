@@ -13,12 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
-from dcp_plugin.budget.snapshot import BudgetTracker
 from dcp_plugin.cli.replay import load_config_option
 from dcp_plugin.commands.context import (
     ContextBreakdown,
     amount,
-    build_breakdown,
     largest_line,
     savings_line,
     source_note,
@@ -28,7 +26,7 @@ from dcp_plugin.commands.stats import STRATEGIES, net_line
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.notifications import plural
 from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
-from dcp_plugin.pipeline.conversation import latest_model, session_id_of
+from dcp_plugin.pipeline.conversation import ModelRef, latest_model, session_id_of
 from dcp_plugin.replay.sessionfile import SessionFileError, load_session
 
 BAR_WIDTH = 16
@@ -68,30 +66,35 @@ def add_parser(subparsers: Any) -> None:
 
 
 # -- dcp context FILE ------------------------------------------------------------------------
-def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None, directory: str) -> ContextBreakdown:
-    """Replay a session and build the /dcp context breakdown of its final request; SessionFileError when there is none.
+def context_of_messages(
+    messages: list[dict[str, Any]],
+    config: DcpConfig | None,
+    directory: str,
+    *,
+    store: Any = None,
+    window: int | None = None,
+) -> ContextBreakdown:
+    """Replay a session and build the /dcp context breakdown of it as it stands; SessionFileError when it has no request.
 
-    The final request is the one that produced the last assistant message, which is also
-    what OpenCode's `/dcp context` describes. ``config`` None means the dcp.jsonc files of
-    ``directory``, read only (the global file is never created). Nothing is persisted.
+    The same breakdown `/dcp context` shows at the end of the session. ``config`` None means the
+    dcp.jsonc files of ``directory``, read only (the global file is never created). ``store``:
+    where the live session's sweeps, pins and snapshot are read from (nothing is written);
+    ``window``: the host's context window for the session's model.
     """
+    from dcp_plugin.commands.dispatch import context_breakdown
     from dcp_plugin.replay.engine import plugin_host, replay, request_points
 
-    points = request_points(messages)
-    if not points:
+    if not request_points(messages):
         raise SessionFileError("the session has no model request (no assistant message after the first)")
     host = plugin_host(directory, config)
-    replay(messages, directory, config, host=host)
     runtime = host[1]
-    final = messages[: points[-1]]
+    if store is not None:
+        runtime.use_store(store)
+    replay(messages, directory, config, host=host)
     session_id = session_id_of(None, messages)
-    view = runtime.view(session_id)
-    effective = view.config if view is not None else runtime.config()
-    image_tokens = effective.context_budget.image_token_estimate
-    model = latest_model(final)
-    snapshot = BudgetTracker().observe(final, None, model.model_id if model else None, image_tokens)
-    in_force = view.in_force if view is not None else ()
-    return build_breakdown(session_id, final, in_force, snapshot, image_tokens, directory)
+    model = latest_model(messages) or ModelRef()
+    model = ModelRef(model.provider_id, model.model_id, window) if window else model
+    return context_breakdown(runtime, session_id, messages, model)
 
 
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:

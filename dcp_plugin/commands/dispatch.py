@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.store import Stats
-from dcp_plugin.pipeline.conversation import model_ref, session_id_of
+from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import Runtime, SessionView
@@ -44,7 +44,18 @@ def run(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
 def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
     if messages is None:
         return "dcp context: the host sent no messages for this session; nothing to show yet."
-    snapshot = runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    breakdown = context_breakdown(runtime, session_id, messages, model_ref(input.get("model")))
+    text = context.render_text(breakdown)
+    if not runtime.config().enabled:
+        text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
+    return text
+
+
+def context_breakdown(
+    runtime: Runtime, session_id: str, messages: list[Any], model: ModelRef | None
+) -> context.ContextBreakdown:
+    """The `/dcp context` breakdown of a session as it stands (``dcp opencode context`` shows the same)."""
+    snapshot = runtime.sync_for_command(session_id, messages, model)
     view = runtime.view(session_id)
     config = view.config if view is not None else runtime.config()
     breakdown = context.build_breakdown(
@@ -60,10 +71,7 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, i
         breakdown.model_tools = dict(view.model_tools)
         breakdown.plugin_text = view.plugin_text
     breakdown.stats = session_stats(runtime, session_id)[0]
-    text = context.render_text(breakdown)
-    if not config.enabled:
-        text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
-    return text
+    return breakdown
 
 
 def session_stats_from_memory(view: SessionView | None) -> Stats | None:
