@@ -250,3 +250,13 @@ def test_ids_may_be_copied_with_the_brackets_of_a_placeholder() -> None:
     runtime = make_runtime(strategies=MASK)
     a = ident(messages[1])
     assert command(runtime, messages, f"pin (id {a.upper()})").startswith(f"dcp pin: pinned 1 output: {a} ")
+
+
+def test_pin_lists_a_failed_call_as_failed_not_as_waiting_for_output() -> None:
+    failed = call("read", {"filePath": f"{PROJECT}/src/gone.py"}, status="error", error="File not found")
+    messages = [user(), failed]
+    runtime = make_runtime()
+    command(runtime, messages, f"pin {ident(messages[1])}")
+    text = command(runtime, messages, "pin")
+    row = next(line for line in text.splitlines() if "src/gone.py" in line)
+    assert "failed (its error message: ~" in row and "no output yet" not in row

@@ -38,7 +38,12 @@ def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: Sess
     """`3kq7  read src/a.py  ~1,200 tokens`, with what becomes of the output."""
     state = Ledger.state_of(messages, record) or {}
     output = state.get("output")
-    size = f"~{estimate_output_tokens(output):,} tokens" if output not in (None, "") else "no output yet"
+    if state.get("status") == "error":
+        size = f"failed (its error message: ~{estimate_output_tokens(state.get('error') or ''):,} tokens)"
+    elif output not in (None, ""):
+        size = f"~{estimate_output_tokens(output):,} tokens"
+    else:
+        size = "no output yet"
     notes = []
     if record.call_id in view.pinned:
         notes.append("pinned")

@@ -129,16 +129,28 @@ def _deduplicated_against(
     return counts
 
 
+def _left_out(plan: SweepPlan, swept: Sequence[Decision]) -> list[tuple[CallRecord, str]]:
+    """Eligible calls the sweep found nothing to remove from, and why."""
+    done = {d.call_id for d in swept}
+    return [
+        (r, "failed call: its error message stays and its input is too short to shrink" if r.status == "error"
+         else "nothing to remove (its output is already shorter than the placeholder)")
+        for r in plan.eligible
+        if r.call_id not in done
+    ]
+
+
 def render_text(plan: SweepPlan, swept: Sequence[Decision]) -> str:
     """The reply: what was swept (with the tokens it saves per request), then what was skipped and why."""
-    if not swept and not plan.skipped:
+    if not swept and not plan.skipped and not plan.eligible:
         return f"dcp sweep: no tool calls {plan.scope}; nothing to sweep."
     tokens = sum(d.tokens_saved for d in swept)
     lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {plan.scope} (~{tokens:,} tokens per request)"]
     lines += [f"  - {plan.label(d.record)}: ~{d.tokens_saved:,} tokens" for d in swept]
-    if plan.skipped:
-        lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
-        lines += [f"  - {plan.label(r)}: {why}" for r, why in plan.skipped]
+    skipped = [*plan.skipped, *_left_out(plan, swept)]
+    if skipped:
+        lines.append(f"Skipped {plural(len(skipped), 'call')}:")
+        lines += [f"  - {plan.label(r)}: {why}" for r, why in skipped]
     kept = sum(1 for _, why in plan.skipped if why.startswith(PINNED))
     if kept:
         lines.append(f"Kept {plural(kept, 'pinned output')}; /dcp unpin <id> lets one be pruned.")
