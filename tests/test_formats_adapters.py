@@ -259,3 +259,22 @@ def test_a_host_changing_a_returned_item_cannot_change_the_plugins_decision() ->
     out[1]["content"][0]["input"]["content"] = "host scribbled here"
     (decision,) = pruner.runtime.view("s").in_force  # type: ignore[union-attr]
     assert decision.value["content"].startswith("[dcp: content removed")
+
+
+def anthropic_session() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "read a twice"}, *anthropic_read("toolu_1"), *anthropic_read("toolu_2")]
+
+
+def test_a_command_reads_a_session_in_the_format_and_with_the_model_it_was_pruned_with() -> None:
+    pruner = make_pruner()
+    messages = anthropic_session()
+    pruner.anthropic(messages, session_id="s", model="claude-sonnet-4-5")
+    text = pruner.command("context", session_id="s", messages=messages)
+    assert text is not None
+    assert "1 pruned" in text and "waiting" not in text  # the prune that was sent shows as written
+    assert "of 200,000 tokens, limit from exact" in text  # claude-sonnet-4-5's window, not the 128,000 default
+
+
+def test_a_command_for_messages_of_an_unknown_session_asks_for_their_format() -> None:
+    text = make_pruner().command("context", session_id="new", messages=anthropic_session())
+    assert text is not None and "format='openai_chat' | 'openai_responses' | 'anthropic'" in text

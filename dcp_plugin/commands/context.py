@@ -271,9 +271,10 @@ def cache_lines(b: ContextBreakdown) -> list[str]:
     lines: list[str] = []
     calls, tokens = b.waiting
     if calls:
+        they, them = ("it is", "it") if calls == 1 else ("they are", "them")
         lines.append(
-            f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): they are written when the "
-            "prompt cache expires or when writing them pays"
+            f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): {they} written when the "
+            f"prompt cache expires or when writing {them} pays"
         )
     if b.stats is not None and b.stats.requests:
         lines.append(f"Cost so far ({plural(b.stats.requests, 'request')}): {net_line(b.stats)}")

@@ -56,6 +56,7 @@ class _Session:
     token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
     media: int = 0
     model: ModelRef | None = None  # the model of the previous request: it answered the messages added since
+    format: Adapter | None = None  # the adapter the session's items are read with
 
 
 def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
@@ -159,7 +160,7 @@ class Pruner:
             or len(items) < seen
             or items[:seen] != session.items  # identity first: cheap when the host appended
         ):
-            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id))
+            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id), format=adapter)
             self._sessions[session_id] = session
             seen = 0
         messages = session.builder.view.messages
@@ -230,15 +231,38 @@ class Pruner:
         *,
         session_id: str,
         messages: list[Any] | None = None,
-        format: Adapter | str = OPENAI_CHAT,
+        format: Adapter | str | None = None,
+        model: str | None = None,
     ) -> str | None:
-        """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off."""
+        """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off.
+
+        A session this pruner has pruned is read as it was pruned: with its format and model, and
+        the same view, so what was sent shows as written. ``format`` is needed only for messages of
+        a session it has not seen (``"openai_chat"``, ``"openai_responses"`` or ``"anthropic"``).
+        """
         input: dict[str, Any] = {"command": "dcp", "arguments": arguments, "sessionID": session_id}
-        if messages:
+        with self._lock:
+            known = self._sessions.get(session_id)
+            chosen = FORMATS[format] if isinstance(format, str) else format
+            if chosen is None and known is not None:
+                chosen = known.format
+            if messages and chosen is None:
+                return (
+                    f"dcp: /dcp {arguments}: say which format the messages are in: "
+                    "Pruner.command(..., format='openai_chat' | 'openai_responses' | 'anthropic')."
+                )
+            named = model or (known.model.model_id if known is not None and known.model is not None else None)
+            ref = ModelRef(chosen.provider or None if chosen is not None else None, named)
             try:
-                input["messages"] = self.view(format, messages, session_id=session_id).messages
+                if messages and chosen is not None:
+                    input["messages"] = self._session(chosen, messages, session_id, ref).builder.view.messages
+                elif known is not None:
+                    input["messages"] = known.builder.view.messages
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows
+                self._sessions.pop(session_id, None)
                 log.exception("dcp: could not read the messages for /dcp")
+        if ref.model_id is not None:
+            input["model"] = {"providerID": ref.provider_id, "modelID": ref.model_id}
         output: dict[str, Any] = {}
         self.runtime.command(input, output)
         if not output.get("handled"):
