@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.cli.terminal import console
 from dcp_plugin.commands.context import (
     ContextBreakdown,
     amount,
@@ -115,7 +115,7 @@ def _bar(fraction: float) -> str:
 
 def print_context(b: ContextBreakdown, title: str) -> None:
     """The breakdown as rich tables: one total, what it is made of, what pruning saves, the budget."""
-    console = Console()
+    out = console()
     total = b.total
     table = Table(title=f"{title}: {b.messages:,} messages; {total_line(b)}", title_justify="left")
     table.add_column("category")
@@ -126,8 +126,8 @@ def print_context(b: ContextBreakdown, title: str) -> None:
     for name, tokens, note in b.categories():
         share = (tokens or 0) / total if total else 0.0
         table.add_row(name, amount(tokens), f"{share * 100:.1f}", _bar(share), note)
-    console.print(table)
-    console.print(savings_line(b), highlight=False)
+    out.print(table)
+    out.print(savings_line(b), highlight=False)
     if b.tokens_saved:
         saved = Table(show_header=True)
         saved.add_column("strategy")
@@ -136,16 +136,16 @@ def print_context(b: ContextBreakdown, title: str) -> None:
         for name, (calls, tokens) in b.saved.items():
             if calls:
                 saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
-        console.print(saved)
+        out.print(saved)
     if b.largest:
-        console.print("[bold]Largest savings[/bold]")
+        out.print("[bold]Largest savings[/bold]")
         for call in b.largest:
-            console.print(f"  {largest_line(call)}", highlight=False, markup=False)
+            out.print(f"  {largest_line(call)}", highlight=False, markup=False)
     if b.snapshot is not None:
-        console.print("[bold]Context budget[/bold]")
+        out.print("[bold]Context budget[/bold]")
         for line in ladder_lines(b.snapshot):
-            console.print(f"  {line}", highlight=False, markup=False)
-    console.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
+            out.print(f"  {line}", highlight=False, markup=False)
+    out.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
 
 
 def run_context(args: argparse.Namespace) -> int:
@@ -197,7 +197,7 @@ def run_stats(args: argparse.Namespace) -> int:
         json.dump(stats_dict(stats), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    console = Console()
+    out = console()
     table = Table(
         title=f"All-time pruning statistics ({plural(stats.sessions, 'session')}, {plural(stats.requests, 'request')})",
         title_justify="left",
@@ -211,13 +211,13 @@ def run_stats(args: argparse.Namespace) -> int:
         calls, tokens = stats.by_strategy.get(name, (0, 0))
         table.add_row(name, f"{calls:,}", f"~{tokens:,}", _bar(tokens / total if total else 0.0))
     table.add_row("[bold]total[/bold]", f"{stats.calls:,}", f"~{total:,}", "")
-    console.print(table)
-    console.print(
+    out.print(table)
+    out.print(
         f"Tokens saved over all requests: [bold green]~{stats.tokens_saved_sent:,}[/bold green] "
         f"(estimates; database {path})",
         highlight=False,
     )
-    console.print(net_line(stats)[0].upper() + net_line(stats)[1:] + ".", highlight=False)
+    out.print(net_line(stats)[0].upper() + net_line(stats)[1:] + ".", highlight=False)
     return 0
 
 
