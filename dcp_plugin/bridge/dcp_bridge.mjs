@@ -41,6 +41,8 @@ const PROVIDERS_TIMEOUT_MS = 2000;
 const REGISTRY_KEY = Symbol.for("dcp_plugin.bridge.registry");
 // Thrown from command.execute.before: OpenCode 1.18 has no "handled" flag, so throwing is the
 // only way to keep a handled command from being sent to the model (see tests/e2e/FINDINGS.md).
+// This process is `opencode run --command ...`, whose output is a terminal's or a pipe's, not a screen's.
+const RUN_COMMAND_LINE = process.argv[2] === "run" && process.argv.includes("--command");
 const HANDLED_MESSAGE = "dcp: /dcp was answered by the dcp plugin (not an error; this stops OpenCode from sending it to the model)";
 
 function envNumber(env, name) {
@@ -1043,6 +1045,9 @@ export default async function DcpBridgePlugin(ctx, options) {
       } catch (err) {
         log("warn", `could not show the /dcp reply: ${err?.message ?? err}`);
       }
+      // `opencode run --command dcp ...` shows nothing of a handled command but OpenCode's own
+      // "Unexpected server error": print the reply on stderr there (never in the terminal UI).
+      if (RUN_COMMAND_LINE) process.stderr.write(`${text}\n`);
       throw new Error(HANDLED_MESSAGE);
     },
 

@@ -47,7 +47,7 @@ def session(module_scenario_factory) -> dict[str, Any]:
     first = sc.opencode.run(["read", "big.py"])
     assert first.returncode == 0, first.stderr
     sid = first.session_id
-    sc.opencode.run(["context"], command="dcp", session=sid)
+    command = sc.opencode.run(["context"], command="dcp", session=sid)
     follow = sc.opencode.run(["ok"], session=sid)
     assert follow.returncode == 0, follow.stderr
     logs = "".join(p.read_text(errors="replace") for p in (sc.opencode.data_home / "opencode" / "log").glob("*.log"))
@@ -55,6 +55,7 @@ def session(module_scenario_factory) -> dict[str, Any]:
         "requests": sc.provider.agent_requests(),
         "replies": export_ignored_texts(sc.opencode.export(sid)),
         "logs": logs,
+        "command": command,
     }
 
 
@@ -96,3 +97,9 @@ def test_dcp_context_is_within_10_percent_of_what_the_next_request_carried(sessi
 def test_dcp_context_uses_the_window_opencode_json_gives_the_model(session) -> None:
     (reply,) = [r for r in session["replies"] if r.startswith("DCP context")]
     assert f"of {WINDOW:,} tokens" in reply
+
+
+def test_opencode_run_command_dcp_prints_the_reply_on_stderr(session) -> None:
+    # OpenCode itself still ends the run with its "Unexpected server error" event and status 1.
+    assert "DCP context of session" in session["command"].stderr
+    assert "Context now: ~" in session["command"].stderr
