@@ -152,3 +152,9 @@ def test_replay_into_a_file_keeps_every_figure_whole(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "…" not in out
     assert re.search(r"│\s+\d{3},\d{3} │", out), out[:2000]
+
+
+def test_dcp_help_says_what_to_run_instead_of_opencode_run_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "`dcp opencode context [SESSION_ID]`" in text and "Unexpected server error" in text
