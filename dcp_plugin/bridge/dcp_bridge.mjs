@@ -65,8 +65,14 @@ function resolveSettings(options, env) {
     }
   }
   const python = opts.python || env.DCP_PYTHON || INSTALLED_PYTHON;
+  // Where the command came from: what the user must change when it cannot start.
+  let source = "installed";
+  if (command) source = Array.isArray(opts.command) ? "option command" : "DCP_BRIDGE_COMMAND";
+  else if (opts.python) source = "option python";
+  else if (env.DCP_PYTHON) source = "DCP_PYTHON";
   return {
     command: command || [python, "-m", "dcp_plugin.bridge"],
+    source,
     timeoutMs: opts.timeoutMs || envNumber(env, "DCP_BRIDGE_TIMEOUT_MS") || 5000,
     commandTimeoutMs: opts.commandTimeoutMs || 15000,
     startupTimeoutMs: opts.startupTimeoutMs || 15000,
@@ -440,7 +446,11 @@ class BridgeProcess {
   startFailed(what, stderr) {
     const last = stderr.length ? stderr[stderr.length - 1].trim() : "";
     try {
-      this.onStartFailure?.({ command: this.settings.command.join(" "), reason: last ? `${what}: ${last}` : what });
+      this.onStartFailure?.({
+        command: this.settings.command.join(" "),
+        source: this.settings.source,
+        reason: last ? `${what}: ${last}` : what,
+      });
     } catch {
       // reporting must never break the host
     }
@@ -716,11 +726,23 @@ async function withConfiguredLimit(client, model) {
   return model;
 }
 
+// What to change so the bridge starts, by where its command came from.
+const FIXES = {
+  installed:
+    "Reinstall the plugin from the environment that has dcp_plugin: " +
+    "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally).",
+  DCP_PYTHON:
+    "The interpreter comes from DCP_PYTHON: point it at a Python that has dcp_plugin, or unset it to use " +
+    "the one `dcp opencode install` recorded.",
+  DCP_BRIDGE_COMMAND: "The command comes from DCP_BRIDGE_COMMAND: fix it, or unset it to use the installed one.",
+  "option python": "The interpreter comes from the plugin's `python` option in opencode.json: fix or remove it.",
+  "option command": "The command comes from the plugin's `command` option in opencode.json: fix or remove it.",
+};
+
 function unavailableText(failure) {
   return (
     `dcp: context pruning is off: its Python bridge could not start (${failure.reason}). ` +
-    "Requests go to the model unpruned. Reinstall the plugin from the environment that has dcp_plugin: " +
-    "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally). " +
+    `Requests go to the model unpruned. ${FIXES[failure.source] ?? FIXES.installed} ` +
     `Command that failed: ${failure.command}`
   );
 }
