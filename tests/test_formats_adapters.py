@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -278,3 +279,33 @@ def test_a_command_reads_a_session_in_the_format_and_with_the_model_it_was_prune
 def test_a_command_for_messages_of_an_unknown_session_asks_for_their_format() -> None:
     text = make_pruner().command("context", session_id="new", messages=anthropic_session())
     assert text is not None and "format='openai_chat' | 'openai_responses' | 'anthropic'" in text
+
+
+def _files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def test_pruner_and_the_pluggy_plugin_leave_nothing_behind_for_a_user_without_opencode(isolated_home: Path) -> None:
+    from dcp_plugin.formats import Pruner as DefaultPruner
+    from dcp_plugin.host.plugin import DcpPlugin
+
+    messages = [{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")]
+    pruner = DefaultPruner(directory=str(isolated_home))
+    pruner.openai_chat(messages, session_id="s")
+    pruner.runtime.flush()
+    plugin = DcpPlugin()
+    plugin.host_startup({"directory": str(isolated_home)})
+    plugin.runtime.flush()
+    assert _files_under(isolated_home) == []
+
+
+def test_pruner_keeps_statistics_where_the_opencode_plugin_keeps_them(isolated_home: Path) -> None:
+    from dcp_plugin.formats import Pruner as DefaultPruner
+    from dcp_plugin.host.store import data_dir
+
+    data_dir().mkdir(parents=True)
+    pruner = DefaultPruner(directory=str(isolated_home))
+    pruner.openai_chat([{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")], session_id="s")
+    pruner.runtime.flush()
+    session, _ = pruner.runtime.stored_stats("s")
+    assert session is not None and session.requests == 1

@@ -78,9 +78,10 @@ def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming
 class Pruner:
     """Prunes OpenAI Chat, OpenAI Responses and Anthropic message lists with one runtime.
 
-    ``Pruner()`` reads the user's dcp.jsonc files and records statistics like every other
-    host; pass a :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise
-    (tests and what-ifs use one without a store).
+    ``Pruner()`` reads the user's dcp.jsonc files (it never creates one) and records statistics
+    in the plugin's database when the user has one (the OpenCode plugin made it); pass a
+    :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise (``store=USER_STORE``
+    to keep statistics anyway; tests and what-ifs use one without a store).
     """
 
     def __init__(
@@ -91,9 +92,9 @@ class Pruner:
         notify: Notify | None = None,
     ) -> None:
         if runtime is None:
-            from dcp_plugin.host.persistence import USER_STORE
+            from dcp_plugin.host.persistence import user_store_if_kept
 
-            runtime = Runtime(directory, store=USER_STORE, create_global_config=True)
+            runtime = Runtime(directory, store=user_store_if_kept())
             context: dict[str, Any] = {"notify": notify}
             if directory is not None:
                 context["directory"] = str(directory)
