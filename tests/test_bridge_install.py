@@ -221,3 +221,17 @@ def test_every_file_of_the_bridge_package_is_shipped_as_package_data():
     data = {p for p in SHIM_PATH.parent.iterdir() if p.is_file() and p.suffix not in {".py", ".pyc"}}
     assert data - shipped == set()
     assert SHIM_PATH.parent / "PROTOCOL.md" in shipped
+
+
+def test_uninstall_removes_the_plugins_folder_it_emptied_and_names_what_opencode_left(
+    project: Path, capsys: pytest.CaptureFixture[str]
+):
+    main(["opencode", "install", "--project", str(project)])
+    config_dir = plugin_file(project).parent.parent
+    (config_dir / "package.json").write_text('{"dependencies": {"@opencode-ai/plugin": "*"}}')
+    (config_dir / "node_modules").mkdir()
+    capsys.readouterr()
+    assert main(["opencode", "uninstall", "--project", str(project)]) == 0
+    assert not plugin_file(project).parent.exists()
+    out = capsys.readouterr().out
+    assert f"OpenCode's own files stay in {config_dir} (package.json, node_modules)" in out

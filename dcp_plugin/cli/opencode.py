@@ -185,6 +185,12 @@ def _uninstall(args: argparse.Namespace) -> int:
         print(f"Nothing to remove: {outcome.path} does not exist.")
     else:
         print(f"Removed the dcp plugin: {outcome.path}")
+        left = inst.opencode_leftovers(outcome.path.parent)
+        if left:
+            print(
+                f"OpenCode's own files stay in {outcome.path.parent.parent} ({', '.join(left)}): it wrote them "
+                "when it installed its plugin package, and it uses them for any plugin."
+            )
     return 0
 
 
