@@ -14,6 +14,7 @@ from rich.table import Table
 from dcp_plugin.cli.groups import positive_int
 from dcp_plugin.cli.terminal import console
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.notifications import plural
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
 from dcp_plugin.replay.engine import ReplayReport, replay
@@ -203,8 +204,8 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     )
     out.print(net_cost_line(cost), highlight=False)
     out.print(
-        f"Cache: {cost['cold_requests']:,} cold requests; the plugin's placeholders changed an already-sent part "
-        f"in {cost['prefix_breaks_by_plugin']:,} requests ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
+        f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
+        f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
         f"again). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens.",
         highlight=False,
     )

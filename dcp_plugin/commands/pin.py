@@ -61,7 +61,8 @@ def listing_text(view: SessionView, messages: Sequence[Any]) -> str:
     pinned = [r for r in records if r.call_id in view.pinned]
     lines: list[str] = []
     if pinned:
-        lines.append(f"dcp pin: {plural(len(pinned), 'pinned output')} in this session (nothing prunes them):")
+        them = "it" if len(pinned) == 1 else "them"
+        lines.append(f"dcp pin: {plural(len(pinned), 'pinned output')} in this session (nothing prunes {them}):")
         lines += [_row(r, messages, view.directory, view) for r in pinned]
         lines.append("Unpin with /dcp unpin <id>.")
     else:

@@ -46,12 +46,14 @@ def valid_ids(ids: Sequence[str], what: str) -> str:
 def pruned(action: str, labels: Sequence[str], removed: int) -> str:
     """The result of an accepted discard or extract."""
     head = f"{action.capitalize()} {outputs(len(labels))} ({tokens(removed)}): {'; '.join(labels)}."
-    return f"{head} They leave the context once rewriting the cached prompt pays (often at once); restore brings them back."
+    they, them = ("It leaves", "it") if len(labels) == 1 else ("They leave", "them")
+    return f"{head} {they} the context once rewriting the cached prompt pays (often at once); restore brings {them} back."
 
 
 def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> str:
     """The result of a restore: each original, headed by its id and call, then what could not be restored."""
-    lines = [f"Restored {outputs(len(sections))}; the placeholders stay where they are. The original content:"]
+    where = "the placeholder stays where it is" if len(sections) == 1 else "the placeholders stay where they are"
+    lines = [f"Restored {outputs(len(sections))}; {where}. The original content:"]
     for head, body in sections:
         lines += ["", f"--- {head} ---", body]
     if problems:
