@@ -235,3 +235,9 @@ def test_uninstall_removes_the_plugins_folder_it_emptied_and_names_what_opencode
     assert not plugin_file(project).parent.exists()
     out = capsys.readouterr().out
     assert f"OpenCode's own files stay in {config_dir} (package.json, node_modules)" in out
+
+
+def test_install_says_the_first_start_of_opencode_is_slow_and_why(project: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "blank screen for 30-60 s" in out and "@opencode-ai/plugin" in out

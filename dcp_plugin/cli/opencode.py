@@ -14,6 +14,9 @@ from dcp_plugin.cli.groups import add_group
 from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
 
 CHECK_HINT = """\
+The first start of OpenCode after this shows a blank screen for 30-60 s: OpenCode installs its
+plugin package (@opencode-ai/plugin, from the npm registry) into the config folder before it shows
+anything. It does so once per folder; later starts are quick.
 Check it works: start OpenCode in {scope} (`opencode`), send a prompt, then type /dcp context.
 From a terminal, once a session exists: `dcp opencode context` shows the latest session of the
 project you run it in, `dcp opencode context SESSION_ID` any session (`opencode session list`
