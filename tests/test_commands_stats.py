@@ -156,8 +156,8 @@ def test_dcp_context_and_dcp_stats_show_the_same_cost_at_the_same_moment(tmp_pat
     host.add(call("read", {"filePath": "/p/f1.py"}, output=BIG + "1"))  # a duplicate: something pruned
     host.request()
     net = [line.strip() for line in command_text(host, "stats").splitlines() if "net cost:" in line]
-    context = [line for line in command_text(host, "context").splitlines() if line.startswith("Cost so far")]
-    assert net and context and context[0].endswith(net[0])
+    context = [line for line in command_text(host, "context").splitlines() if line.startswith("Net cost so far")]
+    assert net and context and context[0].endswith(net[0].removeprefix("net cost: "))
 
 
 def test_the_plugins_own_text_has_its_own_line_and_no_negative_saving(tmp_path: Path) -> None:

@@ -277,7 +277,8 @@ def cache_lines(b: ContextBreakdown) -> list[str]:
             f"prompt cache expires or when writing {them} pays"
         )
     if b.stats is not None and b.stats.requests:
-        lines.append(f"Cost so far ({plural(b.stats.requests, 'request')}): {net_line(b.stats)}")
+        net = net_line(b.stats).removeprefix("net cost: ")
+        lines.append(f"Net cost so far ({plural(b.stats.requests, 'request')}): {net}")
     own = plugin_text_line(b.plugin_text)
     if own:
         lines.append(own)
