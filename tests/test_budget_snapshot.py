@@ -169,3 +169,13 @@ def test_a_saved_snapshot_missing_a_key_is_a_clear_error() -> None:
     del data["context_limit"]
     with pytest.raises(ValueError, match="missing key 'context_limit'"):
         ContextSnapshot.from_dict(data)
+
+
+def test_an_earlier_point_than_the_one_read_counts_only_the_messages_before_it() -> None:
+    msgs = session(6)
+    tracker = BudgetTracker()
+    tracker.observe(msgs, None, "claude-sonnet-4")
+    end = len(msgs) - 3
+    # What calibration learned from the later steps stays: compare with a tracker that knows it too.
+    same_fit = BudgetTracker(copy.deepcopy(tracker.calibrator))
+    assert tracker.observe(msgs, None, "claude-sonnet-4", end=end) == same_fit.observe(msgs[:end], None, "claude-sonnet-4")

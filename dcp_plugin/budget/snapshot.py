@@ -170,6 +170,11 @@ class BudgetTracker:
         if image_tokens != self._image_tokens or not self._mark.continues(messages):
             self.reset()
             self._image_tokens = image_tokens
+        elif end < self._before_last.count:
+            # An earlier request point than the one read up to (a command read past it): read
+            # the history again up to ``end``; what was sent and what was learned stay.
+            self._state = self._before_last = EstimatorState()
+            self._mark = HistoryMark()
         # Re-read the newest seen message: it may have gained parts or usage since.
         state = self._before_last if self._state.count else self._state
         before_last = state
