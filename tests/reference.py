@@ -85,6 +85,11 @@ def _chars(value: Any) -> int:
     return len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
+def _output_tokens(value: Any) -> int:
+    """A tool output's tokens: a string at 3.5 characters per token, anything else as JSON (2), rounded up."""
+    return -(-_chars(value) * 2 // 7) if isinstance(value, str) else -(-_chars(value) // 2)
+
+
 def _number(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -417,10 +422,10 @@ def reference_decisions(
                 and not c["compacted"]
                 and c["id"] not in masked
             ]
-            total = sum(-(-_chars(c["output"]) // 2) for c in candidates)
+            total = sum(_output_tokens(c["output"]) for c in candidates)
             if context >= limit:
                 for c in candidates:
-                    tokens = -(-_chars(c["output"]) // 2)
+                    tokens = _output_tokens(c["output"])
                     if total - tokens < mask.keep_tokens or run.turn - c["turn"] < mask.keep_turns:
                         break
                     total -= tokens

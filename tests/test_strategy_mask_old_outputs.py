@@ -12,7 +12,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies.mask_old_outputs import placeholder
 
-KB = "x" * 2000  # 1,000 tokens as a tool output (JSON chars / 2)
+KB = "x" * 3500  # 1,000 tokens as a tool output (chars / 3.5)
 
 
 def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def test_above_the_trigger_outputs_older_than_the_newest_kept_tokens_are_masked(
 
 
 def test_the_placeholder_names_the_tool_its_argument_and_the_size_removed():
-    messages = [user(), read("app.py", "y" * 3680), read("b.py"), answer()]
+    messages = [user(), read("app.py", "y" * 6440), read("b.py"), answer()]
     assert outputs(messages, mask(keep_tokens=1))[0] == named(
         "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]", messages[1]
     )

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from dcp_plugin.cli.groups import positive_int
+from dcp_plugin.cli.terminal import console
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
 from dcp_plugin.replay.engine import ReplayReport, replay
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 def _replay(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
 ) -> ReplayReport:
-    err = Console(stderr=True)
+    err = console(stderr=True)
     if show and err.is_terminal and len(messages) > 2000:
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task(label, total=None)
@@ -165,9 +166,9 @@ def _pricing_line(report: ReplayReport) -> str:
 
 def print_report(report: ReplayReport, title: str, rows: int) -> None:
     """The human-readable report."""
-    console = Console()
+    out = console()
     data = report.to_dict()
-    console.print(
+    out.print(
         f"[bold]{title}[/bold]: {report.messages} messages, {report.tool_calls} tool calls, "
         f"{len(report.requests)} model requests; {_pricing_line(report)}",
         highlight=False,
@@ -178,7 +179,7 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     strategies.add_column("tokens saved per request", justify="right")
     for name, count in report.pruned.items():
         strategies.add_row(name, str(count), f"{report.saved_final[name]:,}")
-    console.print(strategies)
+    out.print(strategies)
     per = Table(title="Per request (tokens are estimates; cost in base input tokens)", title_justify="left")
     for column in ("request", "messages", "without plugin", "with plugin", "saved", "cache", "cost without", "cost with", "ms"):
         per.add_column(column, justify="right")
@@ -195,21 +196,21 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
             str(r.request), str(r.messages), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct, cache,
             f"{r.cost_without:,.0f}", f"{r.cost_with:,.0f}", f"{r.ms:.2f}",
         )
-    console.print(per)
+    out.print(per)
     timing, cost = data["timing"], data["cost"]
-    console.print(
+    out.print(
         f"Tokens sent over all requests: {data['tokens_sent_without_plugin']:,} without the plugin, "
         f"{data['tokens_sent_with_plugin']:,} with it: {data['tokens_saved']:,} fewer ({data['tokens_saved_percent']}%)",
         highlight=False,
     )
-    console.print(net_cost_line(cost), highlight=False)
-    console.print(
-        f"Cache: {cost['cold_requests']:,} cold requests; the plugin's placeholders changed an already-sent part "
-        f"in {cost['prefix_breaks_by_plugin']:,} requests ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
+    out.print(net_cost_line(cost), highlight=False)
+    out.print(
+        f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
+        f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
         f"again). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens.",
         highlight=False,
     )
-    console.print(
+    out.print(
         f"Time per request: median {timing['median_ms']:.2f} ms, p95 {timing['p95_ms']:.2f} ms, "
         f"max {timing['max_ms']:.2f} ms.",
         highlight=False,
@@ -232,7 +233,7 @@ def net_cost_line(cost: dict[str, Any]) -> str:
 
 def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, other_name: str) -> None:
     """The two configs side by side on the same session."""
-    console = Console()
+    out = console()
     table = Table(title=f"Same session, two configs ({base.pricing} pricing)", title_justify="left")
     table.add_column("")
     table.add_column(base_name, justify="right")
@@ -253,12 +254,12 @@ def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, ot
     labels = ("cache scheduler", "tokens saved", "net cost saved", "prefix breaks", "tokens rewritten", "calls pruned (last request)")
     for index, label in enumerate(labels):
         table.add_row(label, rows[0][index], rows[1][index])
-    console.print(table)
+    out.print(table)
 
 
 def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Contribution]]]) -> None:
     """What each strategy buys: the tokens and net cost the session loses when it alone is turned off."""
-    console = Console()
+    out = console()
     title = f"What each strategy buys: the session replayed without it ({report.pricing} pricing)"
     table = Table(title=title, title_justify="left")
     table.add_column("strategy")
@@ -273,8 +274,8 @@ def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Cont
             c = per.get(strategy)
             row += [f"{c.tokens_saved:,}", f"{c.net_saved:,.0f}"] if c is not None else ["off", "off"]
         table.add_row(*row)
-    console.print(table)
-    console.print(
+    out.print(table)
+    out.print(
         "Each strategy left out in turn, everything else unchanged: what turning it off would cost you. "
         "Overlapping strategies share the credit, so the rows need not add up to the total.",
         highlight=False,

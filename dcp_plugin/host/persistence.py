@@ -29,6 +29,15 @@ class _UserStore:
 
 
 USER_STORE: Any = _UserStore()
+
+
+def user_store_if_kept() -> Any:
+    """USER_STORE when the user's database folder exists (the OpenCode plugin made it), else None.
+
+    A library host (``Pruner()``, the LangChain middleware, a pluggy host) used by someone who does
+    not run OpenCode then leaves no OpenCode storage folder behind.
+    """
+    return USER_STORE if store_mod.data_dir().is_dir() else None
 _LIVE: weakref.WeakSet[Persistence] = weakref.WeakSet()
 
 

@@ -35,6 +35,7 @@ from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.overhead import PluginText, plugin_text
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
@@ -110,6 +111,7 @@ class SessionView:
     costs: Mapping[str, Any]
     model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
     pinned: frozenset[str] = frozenset()  # call ids the user pinned
+    plugin_text: PluginText = PluginText()  # what the plugin's own text adds to every request
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,11 +320,12 @@ class Runtime:
                     self._persistence.record_restores(
                         state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
                     )
-                image_tokens = config.context_budget.image_token_estimate
-                snapshot = session.budget.observe(state.epoch, messages, session.model, image_tokens)
+                snapshot = session.budget.record(state.context_now(messages, session.model))
                 tip = session.budget.tip_change()
                 if request:
-                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
+                    # What pruning saves, without the prunable lists (the plugin's own text, shown apart).
+                    saved = state.saved_tokens + _list_tokens(state)
+                    self._persistence.count_request(state.session_id, saved, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
                 self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
             self._persistence.flush()
@@ -343,11 +346,15 @@ class Runtime:
             outgoing = self.prepare(session_id, messages, model=model)
             if outgoing is None:
                 return
-            apply(outgoing.patches)
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
             return
+        # Bookkeeping first: the context figure reads the history as stored, before placeholders.
         self.finish(outgoing, messages)
+        try:
+            apply(outgoing.patches)
+        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+            log.exception("dcp: pruning failed; the request is sent unchanged")
 
     # -- sessions ----------------------------------------------------------------------------
     def _find(self, session_id: str) -> _Session | None:
@@ -454,7 +461,14 @@ class Runtime:
                 {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
                 MappingProxyType(state.tools.tallies()),
                 state.pinned,
+                self._plugin_text(state),
             )
+
+    def _plugin_text(self, state: SessionState) -> PluginText:
+        if not (self._tools_offered and state.config.enabled):
+            return PluginText()
+        tools = state.config.tools
+        return plugin_text(system_text(tools), definitions(tools), _list_tokens(state))
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
@@ -649,6 +663,11 @@ class Runtime:
                     d.strategy,
                     f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
                 )
+
+
+def _list_tokens(state: SessionState) -> int:
+    """Tokens the prunable lists written in a session add to every request."""
+    return -sum(d.tokens_saved for d in state.applied if d.is_list and not d.superseded)
 
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:

@@ -484,33 +484,9 @@ class Store:
     # -- reading ----------------------------------------------------------------------------
     def load_session(self, session_id: str, wait_ms: int = BUSY_TIMEOUT_MS) -> StoredSession:
         """What the store knows of a session; empty when nothing, and not ``complete`` when the store is unusable."""
-
-        def work(conn: sqlite3.Connection) -> StoredSession:
-            found = StoredSession()
-            row = conn.execute(
-                "SELECT requests, tokens_saved_sent, snapshot FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                return found
-            found.requests, found.tokens_saved_sent = int(row[0]), int(row[1])
-            if row[2]:
-                try:
-                    snapshot = json.loads(row[2])
-                    found.snapshot = snapshot if isinstance(snapshot, dict) else None
-                except ValueError:
-                    found.snapshot = None
-            found.manual = dict(
-                conn.execute("SELECT call_id, reason FROM manual WHERE session_id = ?", (session_id,)).fetchall()
-            )
-            found.pruned = {
-                r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))
-            }
-            found.pinned = {
-                r[0] for r in conn.execute("SELECT call_id FROM pinned WHERE session_id = ?", (session_id,))
-            }
-            return found
-
-        found: StoredSession = self._run(StoredSession(complete=False), work, wait_ms)
+        found: StoredSession = self._run(
+            StoredSession(complete=False), lambda conn: query_session(conn, session_id), wait_ms
+        )
         return found
 
     def stats(self, session_id: str | None = None, wait_ms: int = BUSY_TIMEOUT_MS) -> Stats | None:
@@ -649,6 +625,43 @@ def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stat
     return stats
 
 
+def query_session(conn: sqlite3.Connection, session_id: str) -> StoredSession:
+    """What a database holds for one session: sweeps, pruned and pinned calls, its latest snapshot."""
+    found = StoredSession()
+    row = conn.execute(
+        "SELECT requests, tokens_saved_sent, snapshot FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return found
+    found.requests, found.tokens_saved_sent = int(row[0]), int(row[1])
+    if row[2]:
+        try:
+            snapshot = json.loads(row[2])
+            found.snapshot = snapshot if isinstance(snapshot, dict) else None
+        except ValueError:
+            found.snapshot = None
+    found.manual = dict(conn.execute("SELECT call_id, reason FROM manual WHERE session_id = ?", (session_id,)).fetchall())
+    found.pruned = {r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))}
+    found.pinned = {r[0] for r in conn.execute("SELECT call_id FROM pinned WHERE session_id = ?", (session_id,))}
+    return found
+
+
+def read_session(path: str | os.PathLike[str], session_id: str) -> StoredSession:
+    """One session as a database file holds it, read without changing it; NotAStore when it cannot be."""
+    found: StoredSession = _read_only(path, lambda conn: query_session(conn, session_id))
+    return found
+
+
+def _read_only(path: str | os.PathLike[str], work: Callable[[sqlite3.Connection], Any]) -> Any:
+    conn = open_read_only(path)
+    try:
+        return work(conn)
+    except sqlite3.Error as exc:
+        raise NotAStore(f"{path}: cannot be read ({exc})") from None
+    finally:
+        conn.close()
+
+
 def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A read-only connection to a dcp state database; NotAStore saying why when it is not one.
 
@@ -691,13 +704,8 @@ def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
 
 def read_stats(path: str | os.PathLike[str], session_id: str | None = None) -> Stats:
     """Stats read from a database file without changing it; NotAStore when it cannot be."""
-    conn = open_read_only(path)
-    try:
-        return query_stats(conn, session_id)
-    except sqlite3.Error as exc:
-        raise NotAStore(f"{path}: cannot be read ({exc})") from None
-    finally:
-        conn.close()
+    stats: Stats = _read_only(path, lambda conn: query_stats(conn, session_id))
+    return stats
 
 
 _SHARED: dict[Path, Store] = {}

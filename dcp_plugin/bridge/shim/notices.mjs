@@ -2,11 +2,23 @@
 // once, and shown once per OpenCode process as a toast at the first request (before one, the TUI
 // may not listen yet); and that a started bridge crashed during a request.
 
+// What to change so the bridge starts, by where its command came from.
+const FIXES = {
+  installed:
+    "Reinstall the plugin from the environment that has dcp_plugin: " +
+    "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally).",
+  DCP_PYTHON:
+    "The interpreter comes from DCP_PYTHON: point it at a Python that has dcp_plugin, or unset it to use " +
+    "the one `dcp opencode install` recorded.",
+  DCP_BRIDGE_COMMAND: "The command comes from DCP_BRIDGE_COMMAND: fix it, or unset it to use the installed one.",
+  "option python": "The interpreter comes from the plugin's `python` option in opencode.json: fix or remove it.",
+  "option command": "The command comes from the plugin's `command` option in opencode.json: fix or remove it.",
+};
+
 export function unavailableText(failure) {
   return (
     `dcp: context pruning is off: its Python bridge could not start (${failure.reason}). ` +
-    "Requests go to the model unpruned. Reinstall the plugin from the environment that has dcp_plugin: " +
-    "`dcp opencode install --python /path/to/that/python` (add --global if it was installed globally). " +
+    `Requests go to the model unpruned. ${FIXES[failure.source] ?? FIXES.installed} ` +
     `Command that failed: ${failure.command}`
   );
 }

@@ -234,7 +234,11 @@ export class BridgeProcess {
   startFailed(what, stderr) {
     const last = stderr.length ? stderr[stderr.length - 1].trim() : "";
     try {
-      this.onStartFailure?.({ command: this.settings.command.join(" "), reason: last ? `${what}: ${last}` : what });
+      this.onStartFailure?.({
+        command: this.settings.command.join(" "),
+        source: this.settings.source,
+        reason: last ? `${what}: ${last}` : what,
+      });
     } catch {
       // reporting must never break the host
     }

@@ -17,7 +17,7 @@ import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.model.messages import Message, ToolState
-from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOutput, decide
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.labels import call_label
@@ -282,7 +282,7 @@ def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
                 problems.append(f"{ident} ({label}): the host sent the pruned copy, so the original is not at hand")
                 continue
             body = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1)
-            restored_tokens += estimate_json_tokens(body)
+            restored_tokens += estimate_output_tokens(body)
             sections.append((f"{ident} {label} ({decision.field}, pruned by {decision.strategy})", body))
             if record.call_id not in restored:
                 restored.append(record.call_id)

@@ -19,7 +19,7 @@ from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskOldOutputsConfig, Trigger
 from dcp_plugin.model.messages import output_is_cleared
-from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
@@ -59,7 +59,7 @@ class MaskOldOutputs:
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
-        entry = (record.seq, estimate_json_tokens(output), record)
+        entry = (record.seq, estimate_output_tokens(output), record)
         queue = self._queue
         if queue and queue[-1][0] > record.seq:
             # Finished after a newer call (parallel calls): keep the queue in conversation order.
