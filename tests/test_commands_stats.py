@@ -137,7 +137,7 @@ def test_stats_end_with_the_net_cost_after_cache_rewrites(tmp_path: Path) -> Non
 
 def command_text(host: Any, arguments: str) -> str:
     output: dict[str, Any] = {"parts": []}
-    host.runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
+    hook_command(host.runtime, {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
     return str(output["parts"][0]["text"])
 
 
