@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import reference_decisions
@@ -15,6 +16,8 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
+
+pytestmark = pytest.mark.slow  # thousands of generated histories through whole runtimes
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
