@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.replay.sessionfile import load_session
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 

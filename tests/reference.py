@@ -19,19 +19,19 @@ from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import compute_thresholds
-from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage, tokens_removed
 from dcp_plugin.pipeline.ids import SHORT, short_id
+from dcp_plugin.pipeline.labels import call_label, relative
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.protection import (
-    HARDCODED_PROTECTED_TOOLS,
     PATH_KEYS,
     PathProtector,
     absolute_path,
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage, tokens_removed
 
 ORDER = (
     "deduplication",

@@ -17,7 +17,8 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
 from dcp_plugin.replay.engine import ReplayReport, replay
-from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
 PRICING_CHOICES = ("auto", "anthropic", "anthropic-1h", "openai", "google", "none")
 

@@ -177,13 +177,14 @@ function pythonOutputs(project, lists) {
   const code = [
     "import copy, json, sys",
     "from dcp_plugin.config.model import DcpConfig",
+    "from dcp_plugin.host.plugin import DcpPlugin",
     "from dcp_plugin.host.runtime import Runtime",
     "lists = json.load(sys.stdin)",
     "runtime = Runtime(sys.argv[1], DcpConfig.model_validate({'cache': {'scheduler': False}}))",
     "out = []",
     "for messages in lists:",
     "    sent = copy.deepcopy(messages)",
-    "    runtime.transform({}, {'messages': sent})",
+    "    DcpPlugin(runtime).chat_messages_transform({}, {'messages': sent})",
     "    out.append([p['state'].get('output') for m in sent for p in m['parts'] if p.get('type') == 'tool'])",
     "print(json.dumps(out))",
   ].join("\n");
