@@ -6,6 +6,8 @@ import pytest
 
 from benchmarks.hostile_config import hostile_files, main, run
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 
 def test_every_hostile_file_is_read_once_and_reported() -> None:
     rows = run(requests=2, only=["5,000-digit number", "too many wildcards", "20,000 unknown keys"])

@@ -26,6 +26,8 @@ from dcp_plugin.config.model import DcpConfig  # noqa: E402
 from dcp_plugin.replay.sessionfile import SessionFileError  # noqa: E402
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
 
+pytestmark = pytest.mark.slow  # benchmarks
+
 REPEAT = 2
 TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")
 

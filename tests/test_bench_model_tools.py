@@ -14,6 +14,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.model_tools import FREQUENCIES, GUARDS, LOOP_STEPS, main  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -12,6 +12,8 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, placeholder_
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 
 @pytest.fixture
 def planned() -> tuple[list, SessionState, Patches]:

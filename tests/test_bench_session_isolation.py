@@ -6,6 +6,8 @@ import pytest
 
 from benchmarks.session_isolation import main
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 
 def test_the_session_isolation_benchmark_prints_the_wait_as_a_share_of_the_rebuild(
     capsys: pytest.CaptureFixture[str],

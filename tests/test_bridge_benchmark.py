@@ -6,6 +6,8 @@ import pytest
 
 from benchmarks.bridge_overhead import main
 
+pytestmark = pytest.mark.slow  # a benchmark (a real bridge process)
+
 
 def test_the_bridge_overhead_benchmark_prints_a_row_per_size(capsys: pytest.CaptureFixture[str]):
     assert main(["--sizes", "30,60", "--requests", "3"]) == 0

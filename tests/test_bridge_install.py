@@ -15,6 +15,8 @@ from dcp_plugin.bridge import SHIM_DIR, SHIM_PATH
 from dcp_plugin.bridge import install as inst
 from dcp_plugin.cli.main import main
 
+pytestmark = pytest.mark.slow  # each install runs the interpreter it pins (and some tests node)
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -14,6 +14,8 @@ from helpers import assistant, named, tool_part, user
 from dcp_plugin.bridge.client import BridgeClient
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
+pytestmark = pytest.mark.slow  # each test runs bridge processes
+
 # Runs the server with a prepare() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
 import os, sys

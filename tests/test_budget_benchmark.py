@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "estimate_accuracy.py"
 
 

@@ -155,6 +155,7 @@ def test_parse_session_rejects_bad_part():
         parse_session([{"info": {}, "parts": [{}, 5]}])
 
 
+@pytest.mark.slow  # a replay of the example session in a new process
 def test_dcp_console_script_runs_replay():
     done = subprocess.run([sys.executable, "-m", "dcp_plugin.cli.main", "replay", "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -169,6 +170,7 @@ def test_replay_prices_the_session_with_the_pricing_asked_for(capsys):
     assert cost["cold_requests"] >= 1
 
 
+@pytest.mark.slow  # two full replays of the example session
 def test_replay_compare_puts_a_second_config_beside_the_first(capsys, tmp_path):
     other = tmp_path / "off.jsonc"
     other.write_text('{"cache": {"scheduler": false}}')
@@ -220,6 +222,7 @@ def test_replay_by_strategy_gives_each_enabled_strategy_what_turning_it_off_lose
     assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.saved - rest.costs.saved, 1)
 
 
+@pytest.mark.slow  # a replay per strategy, in two configs, twice
 def test_replay_compare_shows_what_each_strategy_buys_in_both_configs(capsys, tmp_path):
     other = tmp_path / "lean.jsonc"
     other.write_text('{"strategies": {"maskOldOutputs": {"enabled": false}}}')

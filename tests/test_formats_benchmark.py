@@ -6,6 +6,8 @@ import pytest
 
 from benchmarks.formats_overhead import main
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 
 def test_the_formats_benchmark_prints_a_row_per_size_and_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--sizes", "40", "--requests", "2"]) == 0

@@ -22,6 +22,8 @@ from dcp_plugin.formats.kinds import kind_changes
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.strategies import REGISTRY
 
+pytestmark = pytest.mark.slow  # generated histories through whole runtimes, in every format
+
 AGGRESSIVE = make_config(strategies={"supersedeWrites": {"enabled": True}, "purgeErrors": {"turns": 1}})
 NOTHING = make_config(strategies={spec.name: {"enabled": False} for spec in REGISTRY})
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # ruff and mypy over the whole tree
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -19,7 +19,10 @@ test("fails", () => { fs.writeFileSync("fails-ran", ""); assert.equal(1, 2); });
 test("skips", { skip: "not here" }, () => {});
 """
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+pytestmark = [
+    pytest.mark.slow,  # each test runs pytest and node
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
+]
 
 
 def run_pytest(folder: Path, *args: str) -> str:

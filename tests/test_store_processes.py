@@ -10,7 +10,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dcp_plugin.host.store import Store
+
+pytestmark = pytest.mark.slow  # each test runs host processes
 
 WRITER = textwrap.dedent(
     """

@@ -12,7 +12,7 @@ from opencode_harness import (
     tool_results,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PROMPT = ["read", "hello.txt", "twice,", "write", "notes.txt", "and", "read", "it"]
 HELLO_MARK = "SECRET-CONTENT-1234"

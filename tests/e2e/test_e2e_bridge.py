@@ -32,7 +32,7 @@ from dcp_plugin.pipeline.placeholders import (
     placeholder_for,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 HELLO_MARK = "SECRET-CONTENT-1234"
 WRITTEN_MARK = "WRITTEN-CONTENT-5678"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from opencode_harness import export_ignored_texts
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 

@@ -22,7 +22,7 @@ from opencode_harness import export_tool_parts, install_plugin, results_by_call
 from dcp_plugin.pipeline.placeholders import placeholder_for
 from dcp_plugin.pipeline.strategies.stale_diagnostics import placeholder
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 FAKE_LSP = Path(__file__).resolve().parent / "fake_lsp.py"
 WROTE = "Wrote file successfully."

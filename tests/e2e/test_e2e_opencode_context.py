@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from opencode_harness import REPO_ROOT
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def dcp_opencode_context(sc, *args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from opencode_harness import export_tool_parts, results_by_call
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 PROMPT = ["read", "hello.txt", "twice"]

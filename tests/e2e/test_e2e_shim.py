@@ -12,7 +12,7 @@ from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts,
 
 from dcp_plugin.bridge.install import render_shim
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # The installed entry: it imports the shim's modules from this checkout's dcp_plugin/bridge/shim/.
 SHIM_TEXT = render_shim(sys.executable)

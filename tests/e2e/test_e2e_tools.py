@@ -22,7 +22,7 @@ from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER, placeholder_for
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 LOG_MARK = "LOG-MARK-4242"
 BIG_MARK = "BIG-MARK-7777"

@@ -81,7 +81,9 @@ class NodeTestFile(pytest.File):
         if twice:
             raise ValueError(f"{self.path}: tests named alike cannot be told apart: {twice}")
         for name in names:
-            yield NodeTest.from_parent(self, name=name)
+            item = NodeTest.from_parent(self, name=name)
+            item.add_marker(pytest.mark.slow)  # node and the bridge processes it starts
+            yield item
 
     def run_selected(self) -> None:
         """Runs this file's selected tests in one node process and keeps each test's outcome."""
