@@ -111,6 +111,19 @@ class CostTotals:
         self.rewritten += cost.rewritten
         self.per_request.append(cost)
 
+    def merge(self, other: CostTotals) -> None:
+        """Add another replay's sums (its per-request costs stay with it)."""
+        self.requests += other.requests
+        self.cold += other.cold
+        self.cost_without += other.cost_without
+        self.cost_with += other.cost_with
+        self.cached_without += other.cached_without
+        self.cached_with += other.cached_with
+        self.written_without += other.written_without
+        self.written_with += other.written_with
+        self.prefix_breaks += other.prefix_breaks
+        self.rewritten += other.rewritten
+
     @property
     def net_saved(self) -> float:
         return self.cost_without - self.cost_with
