@@ -351,6 +351,28 @@ def reference_decisions(
                     out.append((c["id"], "supersededTodos", "replace", superseded_todos.placeholder()))
         return out
 
+    def working_set(seen: list[dict[str, Any]], candidates: list[dict[str, Any]], size: dict[str, int]) -> set[str]:
+        """The newest reads of the files touched last, oldest touch dropped first, within keepFileTokens."""
+        newest: dict[str, dict[str, Any] | None] = {}
+        for c in seen:  # in the order observed: a dict keeps the order of first insertion, so move to the end
+            path = path_of(c)
+            if path is None:
+                continue
+            read = c if c["tool"].lower() == "read" and completed(c) else newest.get(path)
+            newest.pop(path, None)
+            newest[path] = read
+        maskable = {c["id"] for c in candidates}
+        held: set[str] = set()
+        budget = mask.keep_file_tokens
+        for read in reversed(list(newest.values())):
+            if read is None or read["id"] not in maskable:
+                continue
+            if size[read["id"]] > budget:
+                break
+            budget -= size[read["id"]]
+            held.add(read["id"])
+        return held
+
     # -- the walk ------------------------------------------------------------------------
     mask = s.mask_old_outputs
     mask_protected = HARDCODED_PROTECTED_TOOLS | set(mask.protected_tools)
@@ -407,11 +429,20 @@ def reference_decisions(
                 and not c["compacted"]
                 and c["id"] not in masked
             ]
-            total = sum(-(-_chars(c["output"]) // 2) for c in candidates)
+            size = {c["id"]: -(-_chars(c["output"]) // 2) for c in candidates}
+            held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
+            total = sum(tokens for call_id, tokens in size.items() if call_id not in held)
+            latest = max((c["seq"] for c in seen), default=-1)
             if context >= limit:
                 for c in candidates:
-                    tokens = -(-_chars(c["output"]) // 2)
-                    if total - tokens < mask.keep_tokens or run.turn - c["turn"] < mask.keep_turns:
+                    tokens = size[c["id"]]
+                    if c["id"] in held:
+                        continue
+                    if (
+                        total - tokens < mask.keep_tokens
+                        or run.turn - c["turn"] < mask.keep_turns
+                        or latest - c["seq"] < mask.keep_calls
+                    ):
                         break
                     total -= tokens
                     masked.add(c["id"])

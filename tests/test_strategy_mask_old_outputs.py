@@ -145,3 +145,31 @@ def test_masks_wait_for_the_scheduler_and_are_written_together():
     state.update(messages + later)
     assert [d for d in state.waiting() if d.strategy == "maskOldOutputs"] == []
     assert len({d.applied_at for d in waiting}) == 1  # all in the first request after the break
+
+
+def test_the_outputs_of_the_newest_keep_calls_calls_stay_whatever_their_size():
+    messages = [user(), read("f1.py"), read("f2.py", KB * 5), read("f3.py", KB * 5), answer()]
+    assert outputs(messages, mask(keepCalls=2)) == [masked(messages[1], "f1.py"), KB * 5, KB * 5]
+
+
+def test_the_newest_read_of_a_file_being_worked_on_stays_and_older_reads_of_it_go():
+    messages = [user(), read("a.py"), read("b.py"), read("a.py"), answer()]
+    alone = {**mask(keepFileTokens=5000), "deduplication": {"enabled": False}, "supersededReads": {"enabled": False}}
+    assert outputs(messages, alone) == [masked(messages[1], "a.py"), KB, KB]
+
+
+def test_files_touched_longest_ago_leave_the_working_set_first():
+    both = assistant(
+        tool_part("read", {"filePath": f"{PROJECT}/src/c.py"}, output=KB),
+        tool_part("edit", {"filePath": f"{PROJECT}/src/a.py", "oldString": "a", "newString": "b"}, output="ok"),
+    )
+    messages = [user(), read("a.py"), read("b.py"), both, answer()]
+    # 2,000 tokens of file reads fit: a.py (just edited) and c.py are the files touched last; b.py goes.
+    assert outputs(messages, mask(keepFileTokens=2000)) == [KB, masked(messages[2], "b.py"), KB, "ok"]
+
+
+def test_outputs_of_other_tools_are_not_held_by_the_working_set():
+    grep = call("grep", {"pattern": "TODO", "path": f"{PROJECT}/src/a.py"}, output=KB)
+    messages = [user(), read("a.py"), grep, read("b.py"), answer()]
+    out = outputs(messages, mask(keepFileTokens=10_000, keep_tokens=0))
+    assert out == [KB, named(placeholder("grep TODO in src/a.py", 1000), grep), KB]
