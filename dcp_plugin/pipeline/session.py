@@ -118,7 +118,7 @@ class SessionState:
         self.points = 0
         self.scheduled_end = 0
         self.ledger = Ledger()
-        self.scheduler = Scheduler(enabled=self.config.cache.scheduler)
+        self.scheduler = Scheduler(self.config.cache.scheduler, self.config.cache.overdraft)
         self.strategies = build_strategies(self.config)
         self.tools = ModelTools(self.config, self.tools_offered)
         self.decisions = []
