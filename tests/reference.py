@@ -378,6 +378,7 @@ def reference_decisions(
     mask_protected = HARDCODED_PROTECTED_TOOLS | set(mask.protected_tools)
     purged: set[str] = set()
     masked: set[str] = set()
+    started = False
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
     previous = 0
     seen: list[dict[str, Any]] = []
@@ -433,7 +434,8 @@ def reference_decisions(
             held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
             total = sum(tokens for call_id, tokens in size.items() if call_id not in held)
             latest = max((c["seq"] for c in seen), default=-1)
-            if context >= limit:
+            started = started or context >= limit  # once reached, masking is a window for good
+            if started:
                 for c in candidates:
                     tokens = size[c["id"]]
                     if c["id"] in held:

@@ -24,7 +24,8 @@ def answer() -> dict[str, Any]:
 
 
 def mask(trigger: Any = 1000, keep_tokens: int = 0, keep_turns: int = 0, **more: Any) -> dict[str, Any]:
-    return {"maskOldOutputs": {"trigger": trigger, "keepTokens": keep_tokens, "keepTurns": keep_turns, **more}}
+    settings = {"trigger": trigger, "keepTokens": keep_tokens, "keepTurns": keep_turns, "keepCalls": 0, **more}
+    return {"maskOldOutputs": settings}
 
 
 def outputs(messages: list[dict[str, Any]], strategies: dict[str, Any], model: Any = None, **config: Any) -> list[Any]:
@@ -115,12 +116,16 @@ def test_the_context_counts_what_other_strategies_already_removed():
     assert outputs(same, mask(trigger=1500)) == [named(DUPLICATE_PLACEHOLDER, same[1]), KB]
 
 
-def test_once_masking_relieved_the_pressure_it_waits_for_it_to_build_up_again():
+def test_once_the_context_reached_the_trigger_masking_is_a_window_for_good():
     first = [user(), read("f1.py", KB * 2), read("f2.py"), answer()]
     more = [user(), read("f3.py"), answer()]
     # 3,000 tokens of outputs reach the trigger: f1 goes, leaving about 1,000. With f3 the context
-    # is about 2,000 again, under the trigger: f2 stays although it is outside the kept 1,000.
-    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [masked(first[1], "f1.py", 2000), KB, KB]
+    # is about 2,000, under the trigger, but masking has started: f2 goes too, outside the kept 1,000.
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [
+        masked(first[1], "f1.py", 2000),
+        masked(first[2], "f2.py"),
+        KB,
+    ]
 
 
 def test_turned_off_it_masks_nothing():
