@@ -9,6 +9,7 @@ lifetime from the recorded timestamps) and checked for edit anchors lost
 (:mod:`dcp_plugin.replay.anchors`). Sessions: the recorded ones given, and the development corpus
 when it is there (``../shared/corpus/dev`` from the project root, or ``--corpus``); without either,
 generated sessions. The corpus is split into long and short sessions (see :func:`group_of`).
+Exits with 1 when a session costs the plugin's defaults more than 0.5 % above no plugin.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ OURS = "dcp_plugin defaults"
 # A session is long when its prompt outgrows what every peer leaves alone: Anthropic's and
 # LangChain's trigger (100K tokens). Below it only masking rules act at all.
 LONG_PROMPT_TOKENS = 100_000
+# No session may cost our defaults more than this (net saving in percent) under either price.
+WORST_ALLOWED = -0.5
 
 
 @dataclass
@@ -283,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         err.print(f"JSON written to {args.json}", highlight=False)
-    return 0
+    worse = [o for o in data["sessions"] if o["policy"] == OURS and o["net_saved_percent"] < WORST_ALLOWED]
+    for o in worse:
+        err.print(f"{o['session']} ({o['pricing']}): {o['net_saved_percent']:+.2f} % with our defaults", highlight=False)
+    return 1 if worse else 0
 
 
 if __name__ == "__main__":
