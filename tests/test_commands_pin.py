@@ -28,7 +28,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEH
 
 KB = "x" * 2000  # ~572 tokens as a tool output (chars / 3.5)
 # Masking from 1,000 tokens on, keeping nothing: every output but a pinned one is masked.
-MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0}}
+MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0, "keepCalls": 0}}
 
 
 def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:

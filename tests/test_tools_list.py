@@ -136,7 +136,8 @@ def test_the_list_never_names_protected_or_pruned_outputs() -> None:
 
 def test_a_nudge_is_added_when_the_context_reaches_the_warn_threshold() -> None:
     small = {"providerID": "p", "id": "m", "limit": {"context": 40_000}}  # warn at 24,000 tokens
-    host = ToolHost.start(tools={"nudgeFrequency": 100}).add(user())
+    # Masking off: from warn on it would keep the context from ever reaching the next threshold.
+    host = ToolHost.start(tools={"nudgeFrequency": 100}, strategies={"maskOldOutputs": {"enabled": False}}).add(user())
     for n in range(60):
         host.read(f"f{n}.py", BIG)
         host.request(model=small)

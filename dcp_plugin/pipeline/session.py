@@ -112,7 +112,7 @@ class SessionState:
         config = self.config
         self.epoch = next(_EPOCHS)
         self.ledger = Ledger()
-        self.scheduler = Scheduler(enabled=config.cache.scheduler)
+        self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
         self.strategies = build_strategies(config)
         self.tools = ModelTools(config, self.tools_offered)
         self.meter.reset()
