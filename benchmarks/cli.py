@@ -11,7 +11,7 @@ from rich.console import Console
 
 from benchmarks.report import markdown, print_tables
 from benchmarks.runner import DEFAULT_BUSY_SIZES, DEFAULT_REPEAT, DEFAULT_SIZES, run
-from dcp_plugin.replay.sessionfile import SessionFileError
+from dcp_plugin.replay.file_error import SessionFileError
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_JSON = HERE / "results" / "latest.json"

@@ -7,7 +7,7 @@ from typing import Any
 
 from benchmarks.harness import BenchHost
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.engine import request_points
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.budget.calibration import Calibrator, EstimatorState, advance, predict
-from dcp_plugin.pipeline.tokens import estimate_content_tokens, reported_usage
+from dcp_plugin.model.tokens import estimate_content_tokens, reported_usage
 
 GENERATED_SESSIONS = 24
 GENERATED_SEED = 20250514

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.replay.engine import plugin_host, undo_patches
 
 

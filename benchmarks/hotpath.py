@@ -16,10 +16,10 @@ from benchmarks.harness import BenchHost
 from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.placeholders import apply, plan
+from dcp_plugin.model.tokens import estimate_message_tokens
+from dcp_plugin.pipeline.patches import apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.pipeline.tokens import estimate_message_tokens
 from dcp_plugin.replay.engine import undo_patches
 
 Progress = Callable[[str], None]

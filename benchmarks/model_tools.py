@@ -30,11 +30,11 @@ from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.model.tokens import estimate_part_tokens
 from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools import texts
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.tokens import estimate_part_tokens
 from dcp_plugin.replay.engine import undo_patches
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
@@ -77,7 +77,7 @@ def list_cost(messages: int, seeds: int) -> list[dict[str, Any]]:
             points = state.scheduler.take_costs()
             prompts += sum(p.tokens_with for p in points)
             ends = {id(d.withdraws): d.applied_at for d in state.decisions if d.withdraws is not None and d.applied_at}
-            lists = [d for d in state.decisions if d.note and d.withdraws is None and d.applied_at is not None]
+            lists = [d for d in state.decisions if d.is_list and d.withdraws is None and d.applied_at is not None]
             written += len(lists)
             for d in lists:
                 start, end = d.applied_at or 0, ends.get(id(d)) or len(points) + 1
@@ -105,7 +105,7 @@ def _looping_session(cooldown: int, max_failures: int) -> dict[str, Any]:
     history.append(_message("user", []))
     accepted = refused = added = 0
     for step in range(LOOP_STEPS):
-        runtime.transform({}, {"messages": copy.deepcopy(history)})
+        runtime.prune("bench", copy.deepcopy(history))
         call_id = f"loop_{next(_ids)}"
         arguments = {"ids": [reads[step]], "reason": "noise"}
         result = runtime.execute_tool("bench", "discard", arguments, copy.deepcopy(history), call_id=call_id)
@@ -138,7 +138,7 @@ def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm
     # Tool states are copied once, so placeholders can be undone from the originals.
     working = [{**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]} for m in history]
     start = time.perf_counter()
-    runtime.transform({}, {"messages": working[:size]})
+    runtime.prune(session, working[:size])
     cold = (time.perf_counter() - start) * 1000
     times = []
     for count in range(size, size + warm + 1):
@@ -146,7 +146,7 @@ def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm
         if sent is not None:
             undo_patches(history, sent.patches)
         start = time.perf_counter()
-        runtime.transform({}, {"messages": working[: count + 1]})
+        runtime.prune(session, working[: count + 1])
         times.append((time.perf_counter() - start) * 1000)
     return cold, statistics.median(times)
 

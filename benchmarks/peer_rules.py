@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from dcp_plugin.pipeline.conversation import info_of
-from dcp_plugin.pipeline.tokens import COMPACTED_OUTPUT_TEXT, tokens_removed
+from dcp_plugin.model.messages import info_of
+from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT, tokens_removed
 from dcp_plugin.replay.engine import ImpliedRequest
 from dcp_plugin.replay.pricing import PatchKey
 

@@ -28,10 +28,10 @@ from rich.table import Table
 from benchmarks.peer_rules import Patches, Rule, rules
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
-from dcp_plugin.pipeline.tokens import estimate_message_tokens
+from dcp_plugin.model.tokens import estimate_message_tokens
 from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
 from dcp_plugin.replay.engine import implied_requests, model_key, prompt_overhead, replay, with_pricing
-from dcp_plugin.replay.pricing import CacheAccountant, CostTotals, SentRequest
+from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
 from dcp_plugin.replay.sessionfile import load_session
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
@@ -68,14 +68,14 @@ class Outcome:
     policy: str
     session: str
     pricing: str
-    costs: CostTotals
+    costs: ReplayTotals
     anchors: AnchorTotals
     tokens_without: int
     tokens_with: int
 
     @property
     def net_percent(self) -> float:
-        return self.costs.net_percent
+        return self.costs.net_percent or 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.hotpath import measure
-from benchmarks.sessions import BenchSession, generated, recorded
+from benchmarks.sessions import BenchSession, generated, read_recorded, recorded
 from benchmarks.targets import evaluate
 
 DEFAULT_SIZES: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
@@ -59,6 +59,10 @@ def run(
     """Measure every session and evaluate the targets."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
+    # A file that cannot be measured fails now, not after minutes of generated sessions; each is
+    # read again when its turn comes, so that one session at a time is in memory.
+    for path in files:
+        read_recorded(path)
     started = time.time()
     rows = []
     for load in sessions(sizes, files, repeat, busy_sizes):

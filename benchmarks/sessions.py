@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.pipeline.conversation import session_id_of
+from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.replay.sessionfile import load_session
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
@@ -88,10 +88,16 @@ def generated(size: int, extra: int, seed: int = GENERATED_SEED, busy: bool = Fa
     return with_steps(name, source, data["messages"], extra, DEFAULT_DIRECTORY)
 
 
-def recorded(path: Path, extra: int) -> BenchSession:
-    """A recorded session, then ``extra`` fixed steps."""
+def read_recorded(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(info, messages) of a recorded session; SessionFileError or ValueError says what is wrong with the file."""
     info, messages = load_session(path)
     if not messages:
         raise ValueError(f"{path}: the session has no messages")
+    return info, messages
+
+
+def recorded(path: Path, extra: int) -> BenchSession:
+    """A recorded session, then ``extra`` fixed steps."""
+    info, messages = read_recorded(path)
     directory = info.get("directory")
     return with_steps(path.name, "file", messages, extra, directory if isinstance(directory, str) and directory else DEFAULT_DIRECTORY)

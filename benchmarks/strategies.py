@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.commands.calls import key_argument
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import info_of
+from dcp_plugin.model.messages import info_of
+from dcp_plugin.pipeline.labels import key_argument
 from dcp_plugin.replay.contributions import contributions, enabled_strategies, tokens_saved
 from dcp_plugin.replay.engine import ReplayReport, plugin_host, replay, request_points, with_pricing
 from dcp_plugin.replay.sessionfile import example_session_path, load_session
@@ -66,7 +66,7 @@ def measure(session: Session, pricing: str) -> dict[str, Any]:
     return {
         "session": name,
         "tokens": percent(tokens_saved(full), base_tokens),
-        "cost": percent(full.costs.net_saved, base_cost),
+        "cost": percent(full.costs.saved, base_cost),
         "by_strategy": {
             c.strategy: (percent(c.tokens_saved, base_tokens), percent(c.net_saved, base_cost)) for c in shares
         },
@@ -96,7 +96,7 @@ def reused_after_masking(
         again += any(index >= written_at and other == key for index, other in calls if key)
     return {
         "tokens": percent(tokens_saved(report), report.total_without),
-        "cost": percent(report.costs.net_saved, report.costs.cost_without),
+        "cost": percent(report.costs.saved, report.costs.cost_without),
         "masked": len(masked),
         "again": f"{100 * again / len(masked):.0f} %" if masked else "-",
     }

@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import PROJECT, make_config  # noqa: E402
+from helpers import PROJECT, hook_transform, make_config  # noqa: E402
 
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
 from dcp_plugin.host.runtime import Runtime, StaticConfig  # noqa: E402
@@ -46,7 +46,7 @@ def prune() -> Callable[..., list[dict[str, Any]]]:
     def run(messages: list[dict[str, Any]], config: DcpConfig | None = None, directory: str = PROJECT) -> list[dict[str, Any]]:
         runtime = Runtime(directory, StaticConfig(config or make_config()))
         out = copy.deepcopy(messages)
-        runtime.transform({}, {"messages": out})
+        hook_transform(runtime, {}, {"messages": out})
         return out
 
     return run

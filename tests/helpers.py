@@ -9,7 +9,9 @@ import textwrap
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.conversation import call_id_of
+from dcp_plugin.host.plugin import DcpPlugin
+from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.model.messages import call_id_of
 from dcp_plugin.pipeline.placeholders import placeholder_for
 
 _ids = itertools.count(1)
@@ -25,6 +27,16 @@ IMMEDIATE: dict[str, Any] = {"cache": {"scheduler": False}}
 def make_config(**overrides: Any) -> DcpConfig:
     """A config from camelCase overrides; the cache scheduler is off unless ``cache`` says otherwise."""
     return DcpConfig.model_validate({**IMMEDIATE, **overrides})
+
+
+def hook_transform(runtime: Runtime, input: Any, output: Any) -> None:
+    """The chat_messages_transform hook of a plugin over ``runtime``, as a pluggy host calls it."""
+    DcpPlugin(runtime).chat_messages_transform(input, output)
+
+
+def hook_command(runtime: Runtime, input: Any, output: Any) -> None:
+    """The command_execute_before hook of a plugin over ``runtime``, as a pluggy host calls it."""
+    DcpPlugin(runtime).command_execute_before(input, output)
 
 
 def user(text: str = "do it", session: str = SESSION) -> dict[str, Any]:

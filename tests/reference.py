@@ -19,19 +19,19 @@ from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import compute_thresholds
-from dcp_plugin.commands.calls import call_label, relative
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage, tokens_removed
 from dcp_plugin.pipeline.ids import SHORT, short_id
+from dcp_plugin.pipeline.labels import call_label, relative
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.protection import (
-    HARDCODED_PROTECTED_TOOLS,
     PATH_KEYS,
     PathProtector,
     absolute_path,
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage, tokens_removed
 
 ORDER = (
     "deduplication",
@@ -209,7 +209,16 @@ def reference_decisions(
     def completed(call: dict[str, Any]) -> bool:
         return call["status"] == "completed"
 
+    # What a call's output says never changes: each call's blocks are found once (they were the
+    # bulk of this reference's time, re-found for every earlier call at every new one).
+    found_blocks: dict[str, list[tuple[str, tuple[int, int, str]]]] = {}
+
     def blocks(call: dict[str, Any]) -> list[tuple[str, tuple[int, int, str]]]:
+        if call["id"] not in found_blocks:
+            found_blocks[call["id"]] = find_blocks(call)
+        return found_blocks[call["id"]]
+
+    def find_blocks(call: dict[str, Any]) -> list[tuple[str, tuple[int, int, str]]]:
         output = call["output"]
         if not completed(call) or not isinstance(output, str):
             return []
@@ -380,6 +389,7 @@ def reference_decisions(
     masked: set[str] = set()
     started = False
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
+    message_tokens = [estimate_message_tokens(m) for m in messages]
     previous = 0
     seen: list[dict[str, Any]] = []
     model: dict[str, Any] = {}
@@ -418,7 +428,7 @@ def reference_decisions(
                 if isinstance(trigger, float)
                 else trigger
             )
-            stored = sum(estimate_message_tokens(m) for m in messages[:end])
+            stored = sum(message_tokens[:end])
             context = overhead + stored - sum(o.saved for o in run.owners.values())
             candidates = [
                 c

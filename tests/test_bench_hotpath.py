@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import benchmarks.runner  # noqa: E402
 import dcp_plugin.host.plugin  # noqa: E402
 from benchmarks.cli import main  # noqa: E402
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons  # noqa: E402
@@ -22,6 +23,7 @@ from benchmarks.report import MACHINE_LABEL  # noqa: E402
 from benchmarks.runner import run, warm_count  # noqa: E402
 from benchmarks.sessions import generated  # noqa: E402
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
+from dcp_plugin.replay.sessionfile import SessionFileError  # noqa: E402
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session  # noqa: E402
 
 REPEAT = 2
@@ -141,10 +143,26 @@ def test_cli_rejects_a_bad_size_list(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_cli_reports_an_unreadable_session_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = tmp_path / "bad.json"
+    bad, out = tmp_path / "bad.json", tmp_path / "o.json"
     bad.write_text("{not json", encoding="utf-8")
-    assert main(["--sizes", "", "--json", str(tmp_path / "o.json"), str(bad)]) == 1
+    assert main(["--sizes", "", "--busy-sizes", "", "--json", str(out), str(bad)]) == 1
     assert "bad.json:1:2: not valid JSON" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("text", "error"), [("{not json", SessionFileError), ("[]", ValueError)])
+def test_an_unusable_file_fails_before_any_session_is_generated(
+    tmp_path: Path, recorded_file: Path, monkeypatch: pytest.MonkeyPatch, text: str, error: type[Exception]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+
+    def generated_too_early(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a session was generated before every given file was read")
+
+    monkeypatch.setattr(benchmarks.runner, "generated", generated_too_early)
+    with pytest.raises(error, match="bad.json"):
+        run(sizes=[20_000], files=[recorded_file, bad], busy_sizes=[20_000])
 
 
 CONFIGS = {

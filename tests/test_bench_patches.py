@@ -7,7 +7,8 @@ import copy
 import pytest
 from helpers import make_config
 
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Desync, Patches, apply, placeholder_for, plan
+from dcp_plugin.pipeline.patches import Desync, Patches, apply, plan
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, placeholder_for
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 

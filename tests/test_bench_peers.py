@@ -17,7 +17,7 @@ from benchmarks.peer_rules import (
     OpenCodePrune,
     tool_results,
 )
-from dcp_plugin.pipeline.tokens import COMPACTED_OUTPUT_TEXT
+from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT
 from dcp_plugin.replay.engine import ImpliedRequest, implied_requests
 
 

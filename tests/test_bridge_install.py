@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dcp_plugin.bridge import SHIM_PATH
+from dcp_plugin.bridge import SHIM_DIR, SHIM_PATH
 from dcp_plugin.bridge import install as inst
 from dcp_plugin.cli.main import main
 
@@ -26,11 +27,14 @@ def plugin_file(project: Path) -> Path:
     return project / ".opencode" / "plugins" / "dcp.js"
 
 
-def test_install_writes_the_shim_into_the_project(project: Path):
+def test_install_writes_the_shim_entry_into_the_project(project: Path):
     assert main(["opencode", "install", "--project", str(project)]) == 0
-    assert plugin_file(project).read_text() == inst.MARKER + "\n" + SHIM_PATH.read_text().replace(
+    expected = SHIM_PATH.read_text().replace(
         'const INSTALLED_PYTHON = "python3";', f"const INSTALLED_PYTHON = {json.dumps(sys.executable)};"
+    ).replace(
+        'const SHIM_URL = new URL("./shim/", import.meta.url).href;', f"const SHIM_URL = {json.dumps(SHIM_DIR.as_uri() + '/')};"
     )
+    assert plugin_file(project).read_text() == inst.MARKER + "\n" + expected
 
 
 def test_install_defaults_to_the_current_directory(project: Path, monkeypatch: pytest.MonkeyPatch):
@@ -45,9 +49,12 @@ def test_install_pins_the_installing_interpreter(project: Path):
 
 
 def test_install_pins_the_python_given(project: Path, tmp_path: Path):
+    # Another path that runs this interpreter. Not a symlink to it: in a virtualenv, a link outside
+    # the virtualenv's folder (no pyvenv.cfg beside it) runs the base Python, without dcp_plugin.
     python = tmp_path / "venv" / "bin" / "python3"
     python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
     assert main(["opencode", "install", "--project", str(project), "--python", str(python)]) == 0
     assert f"const INSTALLED_PYTHON = {json.dumps(str(python))};" in plugin_file(project).read_text()
 
@@ -211,13 +218,57 @@ def test_the_installed_file_loads_as_a_plugin_module_exporting_only_its_plugin(p
 
 
 def test_every_file_of_the_bridge_package_is_shipped_as_package_data():
-    """The shim and PROTOCOL.md live beside the Python modules; a wheel carries only what package-data lists."""
+    """The shim, its modules and PROTOCOL.md live beside the Python modules; a wheel carries only what package-data lists."""
     import tomllib
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = pyproject["tool"]["setuptools"]["package-data"]["dcp_plugin"]
     package = SHIM_PATH.parents[1]
     shipped = {path for pattern in patterns for path in package.glob(pattern)}
-    data = {p for p in SHIM_PATH.parent.iterdir() if p.is_file() and p.suffix not in {".py", ".pyc"}}
+    data = {p for p in SHIM_PATH.parent.rglob("*") if p.is_file() and p.suffix not in {".py", ".pyc"}}
     assert data - shipped == set()
-    assert SHIM_PATH.parent / "PROTOCOL.md" in shipped
+    assert {SHIM_PATH.parent / "PROTOCOL.md", SHIM_DIR / "plugin.mjs"} <= shipped
+
+
+def run_node(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["node", "--input-type=module", "-e", script, *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+# Loads the installed file from its plugins dir, as OpenCode does, and calls the plugin with a client
+# that records its log and toasts; prints the hooks' names, the bridge command and what was reported.
+LOAD_AND_CALL = """
+const calls = { logs: [], toasts: [] };
+const client = { app: { log: async (a) => calls.logs.push(a.body) }, tui: { showToast: async (a) => calls.toasts.push(a.body) } };
+const { default: plugin } = await import(process.argv[1]);
+const hooks = await plugin({ client, directory: process.argv[2] }, { backoffMs: 10 });
+await hooks["experimental.chat.messages.transform"]({}, { messages: [] });
+const command = hooks.__dcpBridge?.settings.command ?? null;
+hooks.__dcpBridge?.stop();
+console.log(JSON.stringify({ hooks: Object.keys(hooks).sort(), command, ...calls }));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: cannot load the installed module")
+def test_the_installed_file_runs_the_packages_modules_with_the_pinned_interpreter(project: Path):
+    main(["opencode", "install", "--project", str(project)])
+    done = run_node(LOAD_AND_CALL, plugin_file(project).as_uri(), str(project))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "experimental.chat.messages.transform" in out["hooks"] and "command.execute.before" in out["hooks"]
+    assert out["command"] == [sys.executable, "-m", "dcp_plugin.bridge"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: cannot load the installed module")
+def test_an_installed_file_whose_modules_are_gone_leaves_opencode_working_and_says_why(project: Path, tmp_path: Path):
+    """The package was uninstalled or moved after `dcp opencode install`: the plugin loads, prunes nothing, reports."""
+    plugin_file(project).parent.mkdir(parents=True)
+    plugin_file(project).write_text(inst.render_shim(sys.executable, shim_dir=tmp_path / "gone" / "shim"))
+    done = run_node(LOAD_AND_CALL, plugin_file(project).as_uri(), str(project))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["hooks"] == ["experimental.chat.messages.transform"]
+    [logged] = out["logs"]
+    assert logged["level"] == "error"
+    assert "pruning is off" in logged["message"] and (tmp_path / "gone" / "shim").as_uri() in logged["message"]
+    assert "dcp opencode install" in logged["message"]
+    assert [t["message"] for t in out["toasts"]] == [logged["message"]]

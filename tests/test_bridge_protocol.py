@@ -309,22 +309,20 @@ def test_ping_counts_the_sessions_held():
 # -- commands -------------------------------------------------------------------------------
 
 
-class CommandRuntime(Runtime):
-    """A runtime whose /dcp answers how many messages it was given (the bridge's part only)."""
+class FakeCommands:
+    """A command layer whose /dcp answers how many messages it was given (the bridge's part only)."""
 
     def __init__(self, fail: bool = False) -> None:
-        super().__init__(PROJECT, StaticConfig(make_config()))
         self.fail = fail
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[list[dict[str, Any]]] = []
 
-    def command(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        self.seen.append(input)
+    def __call__(self, runtime: Runtime, command: str, arguments: str, session_id: str, messages: Any, model: Any) -> str | None:
+        self.seen.append(messages)
         if self.fail:
             raise ValueError("boom")
-        if input["arguments"] == "pass":
-            return
-        output["handled"] = True
-        output["parts"].append({"type": "text", "text": f"{input['arguments']}: {len(input['messages'])} messages"})
+        if arguments == "pass":
+            return None
+        return f"{arguments}: {len(messages)} messages"
 
 
 def command_request(rid: int, session: str, arguments: str, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -335,38 +333,38 @@ def command_request(rid: int, session: str, arguments: str, messages: list[dict[
 
 
 def test_a_command_uses_the_messages_held_for_the_session():
-    h = Harness(runtime=CommandRuntime())
+    h = Harness(commands=FakeCommands())
     h.transform("ses_a", dup_session())
     assert h.send(command_request(8, "ses_a", "context")) == {"id": 8, "ok": True, "handled": True, "text": "context: 3 messages"}
 
 
 def test_a_command_with_messages_syncs_the_session_first():
-    h = Harness(runtime=CommandRuntime())
+    h = Harness(commands=FakeCommands())
     assert h.send(command_request(8, "ses_a", "stats", dup_session()))["text"] == "stats: 3 messages"
 
 
 def test_a_command_for_a_session_not_held_asks_for_a_resync():
-    h = Harness(runtime=CommandRuntime())
+    h = Harness(commands=FakeCommands())
     assert h.send(command_request(8, "ses_a", "context")) == {"id": 8, "ok": False, "error": "resync"}
 
 
 def test_a_command_the_plugin_does_not_handle_says_so():
-    h = Harness(runtime=CommandRuntime())
+    h = Harness(commands=FakeCommands())
     assert h.send(command_request(8, "ses_a", "pass", dup_session())) == {"id": 8, "ok": True, "handled": False, "text": ""}
 
 
 def test_a_failing_command_is_answered_with_the_error_not_sent_to_the_model():
-    h = Harness(runtime=CommandRuntime(fail=True))
+    h = Harness(commands=FakeCommands(fail=True))
     reply = h.send(command_request(8, "ses_a", "context", dup_session()))
     assert (reply["handled"], reply["text"]) == (True, "dcp: /dcp context failed: boom")
 
 
 def test_a_command_cannot_change_the_messages_held():
-    runtime = CommandRuntime()
-    h = Harness(runtime=runtime)
+    commands = FakeCommands()
+    h = Harness(commands=commands)
     h.transform("ses_a", dup_session())
     h.send(command_request(8, "ses_a", "context"))
-    runtime.seen[0]["messages"].clear()
+    commands.seen[0].clear()
     assert len(h.server.mirrors.get("ses_a").messages) == 3
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from dcp_plugin.budget import Calibration, Calibrator, predict_prompt_tokens
 from dcp_plugin.budget.calibration import EstimatorState, advance, predict
-from dcp_plugin.pipeline.tokens import ContentEstimate
+from dcp_plugin.model.tokens import ContentEstimate
 
 TEXT_CPT = 3.0  # the session's real characters per token for prose
 JSON_CPT = 2.5  # and for tool output

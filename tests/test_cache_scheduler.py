@@ -6,12 +6,12 @@ import copy
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, hook_command, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.cost.prices import DEFAULTS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Decision
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 
 ANTHROPIC = DEFAULTS["anthropic"]
@@ -214,7 +214,7 @@ def outputs(messages: list[dict[str, Any]]) -> list[str]:
 def test_a_duplicate_deep_in_a_warm_prefix_is_decided_but_not_written() -> None:
     rt = runtime()
     sent = copy.deepcopy(deep_duplicate(gap=60))
-    rt.transform({}, {"messages": sent})
+    hook_transform(rt, {}, {"messages": sent})
     assert outputs(sent)[0] == BIG
     view = rt.view(SESSION)
     assert view is not None and [d.call_id for d in view.waiting] == [sent[1]["parts"][0]["callID"]]
@@ -223,25 +223,25 @@ def test_a_duplicate_deep_in_a_warm_prefix_is_decided_but_not_written() -> None:
 def test_the_same_duplicate_is_written_once_the_cache_has_expired() -> None:
     rt = runtime()
     sent = copy.deepcopy(deep_duplicate(gap=600))
-    rt.transform({}, {"messages": sent})
+    hook_transform(rt, {}, {"messages": sent})
     assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
 def test_with_no_prompt_cache_the_duplicate_is_written_at_once() -> None:
     rt = runtime(pricing="none")
     sent = copy.deepcopy(deep_duplicate(gap=60))
-    rt.transform({}, {"messages": sent})
+    hook_transform(rt, {}, {"messages": sent})
     assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
 def test_a_sweep_writes_a_waiting_prune_at_once() -> None:
     rt = runtime()
     messages = deep_duplicate(gap=60)
-    rt.transform({}, {"messages": copy.deepcopy(messages)})
+    hook_transform(rt, {}, {"messages": copy.deepcopy(messages)})
     output: dict[str, Any] = {"parts": []}
-    rt.command({"command": "dcp", "arguments": "sweep", "sessionID": SESSION, "messages": messages}, output)
+    hook_command(rt, {"command": "dcp", "arguments": "sweep", "sessionID": SESSION, "messages": messages}, output)
     sent = copy.deepcopy(messages)
-    rt.transform({}, {"messages": sent})
+    hook_transform(rt, {}, {"messages": sent})
     assert outputs(sent)[0] == named(DUPLICATE_PLACEHOLDER, sent[1])
 
 
@@ -252,7 +252,7 @@ def test_a_written_placeholder_stays_byte_identical_on_every_later_request() -> 
     seen: dict[tuple[int, int], str] = {}
     for end in range(5, len(later) + 1):
         sent = copy.deepcopy(later[:end])
-        rt.transform({}, {"messages": sent})
+        hook_transform(rt, {}, {"messages": sent})
         for mi, message in enumerate(sent):
             for pi, part in enumerate(message["parts"]):
                 output = part.get("state", {}).get("output")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dcp_plugin.commands.calls import call_label, shorten
+from dcp_plugin.pipeline.labels import call_label, shorten
 
 
 @pytest.mark.parametrize(

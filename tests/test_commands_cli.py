@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import hook_transform
 
 from dcp_plugin.cli.main import main
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Decision, SessionBatch, Store, default_path
-from dcp_plugin.pipeline.tokens import estimate_content_tokens, estimate_part_tokens
+from dcp_plugin.host.store import DecisionRow, SessionBatch, Store, default_path
+from dcp_plugin.model.tokens import estimate_content_tokens, estimate_part_tokens
 from dcp_plugin.replay.simulate import generate_session
 
 
@@ -32,7 +33,7 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
     final = copy.deepcopy(messages[:last])
     runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig()))
     runtime.use_store(None)
-    runtime.transform({}, {"messages": final})
+    hook_transform(runtime, {}, {"messages": final})
     sums = {"user": 0, "assistant": 0, "tools": 0}
     for m in final:
         for p in m["parts"]:
@@ -98,8 +99,8 @@ def test_stats_json_reports_all_time_numbers(capsys: Any) -> None:
     store = Store(default_path())
     store.save(
         [
-            SessionBatch("a", [Decision("1", "read", "deduplication", 100), Decision("2", "bash", "purgeErrors", 10)], requests=5, tokens_saved_sent=300),
-            SessionBatch("b", [Decision("1", "read", "sweep", 40)], requests=1, tokens_saved_sent=40),
+            SessionBatch("a", [DecisionRow("1", "read", "deduplication", 100), DecisionRow("2", "bash", "purgeErrors", 10)], requests=5, tokens_saved_sent=300),
+            SessionBatch("b", [DecisionRow("1", "read", "sweep", 40)], requests=1, tokens_saved_sent=40),
         ]
     )
     store.close()
@@ -118,7 +119,7 @@ def test_stats_without_a_database_reports_zeros_and_creates_nothing(capsys: Any)
 
 def test_stats_table_lists_every_strategy(capsys: Any) -> None:
     store = Store(default_path())
-    store.save([SessionBatch("a", [Decision("1", "read", "deduplication", 1234)], requests=2, tokens_saved_sent=2468)])
+    store.save([SessionBatch("a", [DecisionRow("1", "read", "deduplication", 1234)], requests=2, tokens_saved_sent=2468)])
     store.close()
     assert main(["stats"]) == 0
     out = capsys.readouterr().out
@@ -145,7 +146,7 @@ def test_stats_db_of_a_missing_file_is_an_error_and_creates_nothing(tmp_path: Pa
 
 def test_stats_reset_with_yes_starts_over_and_keeps_sweeps(capsys: Any) -> None:
     store = Store(default_path())
-    store.save([SessionBatch("a", [Decision("1", "read", "deduplication", 100)], manual={"2": "sweep"}, requests=5)])
+    store.save([SessionBatch("a", [DecisionRow("1", "read", "deduplication", 100)], manual={"2": "sweep"}, requests=5)])
     store.close()
     assert main(["stats", "--reset", "--yes"]) == 0
     assert main(["stats", "--json"]) == 0

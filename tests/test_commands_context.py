@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, hook_command, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
@@ -41,7 +41,7 @@ SAVED = OUTPUT - PLACEHOLDER
 
 def context_reply(runtime: Runtime, messages: list[dict[str, Any]], arguments: str = "context") -> str:
     output: dict[str, Any] = {"parts": []}
-    runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
+    hook_command(runtime, {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
     assert output["handled"] is True
     return output["parts"][0]["text"]
 
@@ -158,7 +158,7 @@ def test_context_says_which_numbers_are_estimates(tmp_path: Path) -> None:
 def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path)
     sent = copy.deepcopy(known_session())
-    runtime.transform({"sessionID": SESSION}, {"messages": sent})
+    hook_transform(runtime, {"sessionID": SESSION}, {"messages": sent})
     text = context_reply(runtime, known_session())
     assert sent[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, sent[1])
     assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
@@ -167,13 +167,15 @@ def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: 
 def test_context_does_not_change_the_messages_it_is_given(tmp_path: Path) -> None:
     messages = known_session()
     before = copy.deepcopy(messages)
-    make_runtime(tmp_path).command({"command": "dcp", "arguments": "context", "messages": messages}, {"parts": []})
+    hook_command(make_runtime(tmp_path), {"command": "dcp", "arguments": "context", "messages": messages}, {"parts": []})
     assert messages == before
 
 
 def test_disabled_plugin_leaves_dcp_commands_to_the_host(tmp_path: Path) -> None:
     output: dict[str, Any] = {"parts": []}
-    make_runtime(tmp_path, enabled=False).command(
-        {"command": "dcp", "arguments": "context", "sessionID": SESSION, "messages": known_session()}, output
+    hook_command(
+        make_runtime(tmp_path, enabled=False),
+        {"command": "dcp", "arguments": "context", "sessionID": SESSION, "messages": known_session()},
+        output,
     )
     assert output == {"parts": []}

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, hook_command, make_config, user
 
 import dcp_plugin.host.hostspec
 from dcp_plugin.commands.help import SUBCOMMANDS
@@ -22,7 +22,7 @@ def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
 
 def run(runtime: Runtime, command: str, arguments: str) -> dict[str, Any]:
     output: dict[str, Any] = {"parts": []}
-    runtime.command({"command": command, "arguments": arguments, "sessionID": "s", "messages": [user(), call("read", {"filePath": "/a"})]}, output)
+    hook_command(runtime, {"command": command, "arguments": arguments, "sessionID": "s", "messages": [user(), call("read", {"filePath": "/a"})]}, output)
     return output
 
 
@@ -45,7 +45,7 @@ def test_unknown_subcommand_is_named_and_answered_with_the_help(tmp_path: Path) 
 
 def test_reply_is_one_text_part_appended_to_existing_parts(tmp_path: Path) -> None:
     output: dict[str, Any] = {"parts": [{"type": "text", "text": "from another plugin"}]}
-    make_runtime(tmp_path).command({"command": "dcp", "arguments": "help"}, output)
+    hook_command(make_runtime(tmp_path), {"command": "dcp", "arguments": "help"}, output)
     assert [p["type"] for p in output["parts"]] == ["text", "text"]
     assert output["parts"][0]["text"] == "from another plugin"
 

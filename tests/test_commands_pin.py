@@ -7,7 +7,19 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, tool_parts, user
+from helpers import (
+    PROJECT,
+    SESSION,
+    assistant,
+    call,
+    hook_command,
+    hook_transform,
+    make_config,
+    named,
+    tool_part,
+    tool_parts,
+    user,
+)
 from tools_helpers import BIG, ToolHost, ident, lists
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -36,7 +48,7 @@ def make_runtime(store: Store | None = None, **config: Any) -> Runtime:
 def command(runtime: Runtime, messages: list[dict[str, Any]], arguments: str) -> str:
     output: dict[str, Any] = {"parts": []}
     input = {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}
-    runtime.command(input, output)
+    hook_command(runtime, input, output)
     assert output["handled"] is True
     text: str = output["parts"][0]["text"]
     return text
@@ -45,7 +57,7 @@ def command(runtime: Runtime, messages: list[dict[str, Any]], arguments: str) ->
 def request(runtime: Runtime, messages: list[dict[str, Any]]) -> list[Any]:
     """The tool outputs of one request, as the provider gets them."""
     sent = copy.deepcopy(messages)
-    runtime.transform({"sessionID": SESSION}, {"messages": sent})
+    hook_transform(runtime, {"sessionID": SESSION}, {"messages": sent})
     return [p["state"].get("output") for p in tool_parts(sent)]
 
 

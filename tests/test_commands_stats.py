@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, call, make_config, named, user
+from helpers import PROJECT, call, hook_command, hook_transform, make_config, named, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
@@ -61,13 +61,13 @@ def make_runtime(tmp_path: Path) -> Runtime:
 
 def stats_reply(runtime: Runtime, sid: str) -> list[str]:
     output: dict[str, Any] = {"parts": []}
-    runtime.command({"command": "dcp", "arguments": "stats", "sessionID": sid}, output)
+    hook_command(runtime, {"command": "dcp", "arguments": "stats", "sessionID": sid}, output)
     return output["parts"][0]["text"].splitlines()
 
 
 def run_requests(runtime: Runtime, messages: list[dict[str, Any]], times: int) -> None:
     for _ in range(times):
-        runtime.transform({}, {"messages": copy.deepcopy(messages)})
+        hook_transform(runtime, {}, {"messages": copy.deepcopy(messages)})
 
 
 def test_stats_of_this_session_count_calls_and_tokens_per_strategy(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_stats_without_a_store_show_this_process_only(tmp_path: Path) -> None:
     messages = session("s1")
     run_requests(runtime, messages, 1)
     output: dict[str, Any] = {"parts": []}
-    runtime.command({"command": "dcp", "arguments": "stats", "messages": messages}, output)
+    hook_command(runtime, {"command": "dcp", "arguments": "stats", "messages": messages}, output)
     text = output["parts"][0]["text"]
     assert "This session (s1): 2 calls pruned" in text
     assert "All time" not in text and "The state database is unavailable" in text

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, hook_command, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
@@ -44,13 +44,13 @@ def make_runtime(tmp_path: Path, **config: Any) -> Runtime:
 
 def sweep(runtime: Runtime, messages: list[dict[str, Any]], arguments: str = "sweep") -> str:
     output: dict[str, Any] = {"parts": []}
-    runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
+    hook_command(runtime, {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(messages)}, output)
     return output["parts"][0]["text"]
 
 
 def outputs_next_request(runtime: Runtime, messages: list[dict[str, Any]]) -> dict[str, Any]:
     sent = copy.deepcopy(messages)
-    runtime.transform({"sessionID": SESSION}, {"messages": sent})
+    hook_transform(runtime, {"sessionID": SESSION}, {"messages": sent})
     return {p["callID"]: p["state"].get("output") for m in sent for p in m["parts"] if p.get("type") == "tool"}
 
 

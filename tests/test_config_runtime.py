@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from helpers import call, tool_parts, user
+from helpers import call, hook_transform, tool_parts, user
 
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.host.runtime import Runtime
@@ -19,7 +19,7 @@ def two_identical_reads() -> list[dict[str, Any]]:
 
 def outputs_after_transform(runtime: Runtime, messages: list[dict[str, Any]]) -> list[str]:
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     return [part["state"]["output"] for part in tool_parts(out)]
 
 

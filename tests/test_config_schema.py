@@ -164,3 +164,11 @@ def test_dotted_key_path_formats_list_entries() -> None:
 def test_every_known_key_is_listed_once() -> None:
     paths = [schema_mod.dotted(p) for p, _ in schema_mod.iter_keys()]
     assert len(paths) == len(set(paths)) == len(SCHEMA_KEYS)
+
+
+def test_every_config_section_has_its_strategy_in_the_same_order() -> None:
+    from dcp_plugin.config.strategies import SECTIONS
+    from dcp_plugin.pipeline.strategies import REGISTRY, SPECS
+
+    assert [(spec.name, spec.config) for spec in REGISTRY] == list(SECTIONS)
+    assert sorted(SPECS) == sorted(name for name, _ in SECTIONS)

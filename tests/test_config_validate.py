@@ -176,8 +176,8 @@ def test_what_validation_keeps_is_always_valid(data: dict[str, Any]) -> None:
 
 
 def test_only_the_first_patterns_crossing_directories_twice_are_used() -> None:
+    from dcp_plugin.config.globs import MAX_DEEP_PATTERNS, compile_spec
     from dcp_plugin.config.validate import validate_layer
-    from dcp_plugin.pipeline.globs import MAX_DEEP_PATTERNS, compile_spec
 
     deep = [f"**/d{i}/**/x" for i in range(MAX_DEEP_PATTERNS + 4)]
     data, problems = validate_layer({"protectedFilePatterns": ["*.lock", *deep]}, "f.jsonc")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from helpers import PROJECT, call, make_config, named, tool_parts, user
+from helpers import PROJECT, call, hook_transform, make_config, named, tool_parts, user
 
 import dcp_plugin.host.hostspec
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
@@ -89,14 +90,14 @@ def test_host_can_call_transform_without_startup(tmp_path, monkeypatch):
     (tmp_path / ".opencode" / "dcp.jsonc").write_text(
         '{"strategies": {"supersedeWrites": {"enabled": true}}, "cache": {"scheduler": false}}'
     )
-    runtime.transform({}, {"messages": msgs})
+    hook_transform(runtime, {}, {"messages": msgs})
     assert runtime.directory == str(tmp_path)
     assert tool_parts(msgs)[0]["state"]["input"]["content"] != BIG
 
 
 def test_session_id_from_input_wins_over_messages():
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.transform({"sessionID": "explicit"}, {"messages": duplicate_reads("ses_in_messages")})
+    hook_transform(runtime, {"sessionID": "explicit"}, {"messages": duplicate_reads("ses_in_messages")})
     assert runtime.session_ids() == ["explicit"]
 
 
@@ -104,8 +105,8 @@ def test_sessions_keep_separate_state():
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
     a = duplicate_reads("ses_a")[:2]
     b = duplicate_reads("ses_b")
-    runtime.transform({}, {"messages": a})
-    runtime.transform({}, {"messages": b})
+    hook_transform(runtime, {}, {"messages": a})
+    hook_transform(runtime, {}, {"messages": b})
     assert [p["state"]["output"] for p in tool_parts(a)] == [BIG]
     assert [p["state"]["output"] for p in tool_parts(b)] == [named(DUPLICATE_PLACEHOLDER, b[1]), BIG]
     assert set(runtime.session_ids()) == {"ses_a", "ses_b"}
@@ -121,7 +122,7 @@ def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
 
     monkeypatch.setattr("dcp_plugin.pipeline.session.SessionState.update", explode)
     with caplog.at_level(logging.ERROR, logger="dcp_plugin"):
-        runtime.transform({}, {"messages": msgs})
+        hook_transform(runtime, {}, {"messages": msgs})
     assert msgs == original
     assert "boom" in caplog.text
 
@@ -141,7 +142,7 @@ def test_exception_inside_plugin_leaves_messages_untouched(monkeypatch, caplog):
 def test_malformed_messages_do_not_raise(messages):
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
     output = {"messages": copy.deepcopy(messages)}
-    runtime.transform({}, output)
+    hook_transform(runtime, {}, output)
     assert output["messages"] == messages
 
 
@@ -149,19 +150,19 @@ def test_undo_of_newer_duplicate_brings_the_older_read_back():
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
     first = copy.deepcopy(msgs)
-    runtime.transform({}, {"messages": first})
+    hook_transform(runtime, {}, {"messages": first})
     assert tool_parts(first)[0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, msgs[1])
     undone = copy.deepcopy(msgs[:2])
-    runtime.transform({}, {"messages": undone})
+    hook_transform(runtime, {}, {"messages": undone})
     assert tool_parts(undone)[0]["state"]["output"] == BIG
 
 
 def test_compaction_replacing_the_start_resyncs():
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
     msgs = duplicate_reads()
-    runtime.transform({}, {"messages": copy.deepcopy(msgs)})
+    hook_transform(runtime, {}, {"messages": copy.deepcopy(msgs)})
     compacted = [user(text="summary of earlier work", session="ses_a")] + copy.deepcopy(msgs[2:])
-    runtime.transform({}, {"messages": compacted})
+    hook_transform(runtime, {}, {"messages": compacted})
     assert tool_parts(compacted)[0]["state"]["output"] == BIG
     assert runtime.view("ses_a").restarts == 1
 
@@ -170,10 +171,10 @@ def test_config_change_recomputes_decisions():
     source = StaticConfig(make_config())
     runtime = Runtime(PROJECT, source)
     msgs = duplicate_reads()
-    runtime.transform({}, {"messages": copy.deepcopy(msgs)})
+    hook_transform(runtime, {}, {"messages": copy.deepcopy(msgs)})
     source.config = make_config(strategies={"deduplication": {"enabled": False}, "supersededReads": {"enabled": False}})
     out = copy.deepcopy(msgs)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     assert [p["state"]["output"] for p in tool_parts(out)] == [BIG, BIG]
 
 
@@ -182,7 +183,7 @@ def test_placeholders_are_reapplied_to_every_fresh_copy():
     msgs = duplicate_reads()
     for _ in range(3):
         out = copy.deepcopy(msgs)
-        runtime.transform({}, {"messages": out})
+        hook_transform(runtime, {}, {"messages": out})
         assert tool_parts(out)[0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, msgs[1])
     assert tool_parts(msgs)[0]["state"]["output"] == BIG
 
@@ -192,7 +193,7 @@ def test_real_opencode_sample_keeps_partial_reads_and_young_error(tmp_path):
     sample = Path(__file__).resolve().parent / "data" / "opencode" / "sample-messages.json"
     msgs = json.loads(sample.read_text())
     out = copy.deepcopy(msgs)
-    Runtime("/home/dev/project", StaticConfig(make_config())).transform({}, {"messages": out})
+    hook_transform(Runtime("/home/dev/project", StaticConfig(make_config())), {}, {"messages": out})
     assert out == msgs
 
 
@@ -200,10 +201,10 @@ def test_relative_protected_patterns_hold_when_the_host_starts_in_a_subdirectory
     sub = git_project / "pkg" / "deep"
     sub.mkdir(parents=True)
     runtime = Runtime(str(sub), StaticConfig(make_config(protectedFilePatterns=["secrets/**"])))
-    runtime.startup({"directory": str(sub)})
+    runtime.startup(HostStartup.read({"directory": str(sub)}))
     secret = str(git_project / "secrets" / "key.txt")
     msgs = [user(), call("read", {"filePath": secret}, output=BIG), user(), call("read", {"filePath": secret}, output=BIG)]
-    runtime.transform({}, {"messages": msgs})
+    hook_transform(runtime, {}, {"messages": msgs})
     assert [p["state"]["output"] for p in tool_parts(msgs)] == [BIG, BIG]
 
 
@@ -211,10 +212,10 @@ def test_the_worktree_the_host_names_is_the_project_root(tmp_path: Path) -> None
     project = tmp_path / "repo"
     (project / "src").mkdir(parents=True)
     runtime = Runtime(str(project / "src"), StaticConfig(make_config(protectedFilePatterns=["/docs/**"])))
-    runtime.startup({"directory": str(project / "src"), "worktree": str(project)})
+    runtime.startup(HostStartup.read({"directory": str(project / "src"), "worktree": str(project)}))
     doc = str(project / "docs" / "a.md")
     msgs = [user(), call("read", {"filePath": doc}, output=BIG), user(), call("read", {"filePath": doc}, output=BIG)]
-    runtime.transform({}, {"messages": msgs})
+    hook_transform(runtime, {}, {"messages": msgs})
     assert [p["state"]["output"] for p in tool_parts(msgs)] == [BIG, BIG]
 
 

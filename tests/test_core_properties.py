@@ -7,14 +7,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from helpers import hook_transform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import reference_decisions
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
@@ -154,7 +156,7 @@ def implied_points(messages: list[dict[str, Any]]) -> list[int]:
 def run_once(messages: list[dict[str, Any]], config: DcpConfig) -> tuple[list[dict[str, Any]], Runtime]:
     runtime = Runtime(PROJECT, StaticConfig(config))
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     return out, runtime
 
 
@@ -194,9 +196,9 @@ def test_transform_is_idempotent(messages, config):
 def test_transforming_the_same_list_again_in_one_runtime_is_idempotent(messages, config):
     runtime = Runtime(PROJECT, StaticConfig(config))
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     first = copy.deepcopy(out)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     assert out == first
 
 
@@ -267,9 +269,9 @@ def test_incremental_result_equals_from_scratch_after_appends(messages, config, 
             for part in prefix[-1]["parts"]:
                 if part.get("type") == "tool":
                     part["state"] = {"status": "running", "input": part["state"]["input"]}
-            runtime.transform({}, {"messages": prefix})
+            hook_transform(runtime, {}, {"messages": prefix})
     final = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": final})
+    hook_transform(runtime, {}, {"messages": final})
     scratch, fresh = run_once(messages, config)
     assert final == scratch
     assert decisions(runtime) == decisions(fresh)
@@ -284,7 +286,7 @@ def test_rewritten_history_equals_from_scratch(first, second, config, keep):
     # cache scheduler rightly treats differently (appends are tested at implied points above).
     keep = min(keep, max(0, len(first) - 1))
     runtime = Runtime(PROJECT, StaticConfig(config))
-    runtime.transform({}, {"messages": copy.deepcopy(first)})
+    hook_transform(runtime, {}, {"messages": copy.deepcopy(first)})
     renamed = copy.deepcopy(second)
     for m in renamed:
         m["info"]["id"] = "new_" + m["info"]["id"]
@@ -293,7 +295,7 @@ def test_rewritten_history_equals_from_scratch(first, second, config, keep):
                 p["callID"] = "new_" + p["callID"]
     rewritten = copy.deepcopy(first[:keep]) + renamed
     out = copy.deepcopy(rewritten)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     scratch, _ = run_once(rewritten, config)
     assert out == scratch
     assert decisions(runtime) == reference_decisions(rewritten, config, PROJECT)
@@ -306,7 +308,7 @@ def test_decisions_are_monotonic_while_history_grows(messages, config):
     runtime = Runtime(PROJECT, StaticConfig(config))
     previous: dict[tuple[str, str], tuple[str, frozenset[Any] | None]] = {}
     for cut in [*implied_points(messages), len(messages)]:
-        runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+        hook_transform(runtime, {}, {"messages": copy.deepcopy(messages[:cut])})
         current = {}
         for sid in runtime.session_ids():
             view = runtime.view(sid)
@@ -381,7 +383,7 @@ def _transform_logging_errors(runtime: Runtime, messages: list[Any]) -> list[str
     logger = logging.getLogger("dcp_plugin")
     logger.addHandler(handler)
     try:
-        runtime.transform({}, {"messages": messages})
+        hook_transform(runtime, {}, {"messages": messages})
     finally:
         logger.removeHandler(handler)
     return seen
@@ -428,9 +430,9 @@ def test_fuzzed_histories_incremental_equals_from_scratch(messages, config, cuts
         points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
         cuts = [max((p for p in points if p <= cut), default=0) for cut in cuts]
     for cut in sorted(cuts):
-        runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+        hook_transform(runtime, {}, {"messages": copy.deepcopy(messages[:cut])})
     final = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": final})
+    hook_transform(runtime, {}, {"messages": final})
     scratch, fresh = run_once(messages, config)
     assert final == scratch
     assert decisions(runtime) == decisions(fresh)
@@ -456,16 +458,16 @@ def test_incremental_result_equals_from_scratch_with_pins(messages, config, cuts
     with tempfile.TemporaryDirectory() as incremental_dir, tempfile.TemporaryDirectory() as scratch_dir:
         runtime = Runtime(PROJECT, StaticConfig(config), store=_stored_pins(incremental_dir, early))
         for cut in sorted(cuts) + [len(messages)]:
-            runtime.transform({}, {"messages": copy.deepcopy(messages[:cut])})
+            hook_transform(runtime, {}, {"messages": copy.deepcopy(messages[:cut])})
         view = runtime.view("s")
         idents = [r.ident for r in view.records if r.call_id in late and r.ident] if view is not None else []
         if idents:
             runtime.pin("s", idents)
         final = copy.deepcopy(messages)
-        runtime.transform({}, {"messages": final})
+        hook_transform(runtime, {}, {"messages": final})
         fresh = Runtime(PROJECT, StaticConfig(config), store=_stored_pins(scratch_dir, early | late))
         scratch = copy.deepcopy(messages)
-        fresh.transform({}, {"messages": scratch})
+        hook_transform(fresh, {}, {"messages": scratch})
         assert final == scratch
         assert decisions(runtime) == decisions(fresh)
         assert not {call_id for call_id, _ in decisions(fresh)} & (early | late)

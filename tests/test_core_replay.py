@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import make_config
+from helpers import hook_transform, make_config
 
 from dcp_plugin.cli.main import main
-from dcp_plugin.pipeline.tokens import estimate_content_tokens
+from dcp_plugin.model.tokens import estimate_content_tokens
 from dcp_plugin.replay.engine import replay, request_points
-from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session, parse_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import example_session_path, load_session, parse_session
 from dcp_plugin.replay.simulate import generate_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +81,7 @@ def test_replay_last_request_with_plugin_matches_a_single_transform(capsys):
     last = report["per_request"][-1]
     outgoing = copy.deepcopy(messages[: last["messages"]])
     # The default config, as the replay reads it: the scheduler's choices are part of the result.
-    Runtime("/home/dev/project", StaticConfig()).transform({}, {"messages": outgoing})
+    hook_transform(Runtime("/home/dev/project", StaticConfig()), {}, {"messages": outgoing})
     assert last["tokens_with"] == estimate_content_tokens(outgoing)
 
 
@@ -216,7 +217,7 @@ def test_replay_by_strategy_gives_each_enabled_strategy_what_turning_it_off_lose
     rest = replay(messages, "/home/dev/project", without, pricing="anthropic")
     expected = (full.total_without - full.total_with) - (rest.total_without - rest.total_with)
     assert shares["staleDiagnostics"]["tokens_saved"] == expected > 0
-    assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.net_saved - rest.costs.net_saved, 1)
+    assert shares["staleDiagnostics"]["net_saved"] == round(full.costs.saved - rest.costs.saved, 1)
 
 
 def test_replay_compare_shows_what_each_strategy_buys_in_both_configs(capsys, tmp_path):

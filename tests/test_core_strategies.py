@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from helpers import PROJECT, assistant, call, make_config, named, tool_part, tool_parts, user
 
-from dcp_plugin.pipeline.placeholders import (
-    DUPLICATE_PLACEHOLDER,
-    FAILED_INPUT_PLACEHOLDER,
-    SUPERSEDED_PLACEHOLDER,
-)
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 
 BIG = "line of file content\n" * 50
 SUPERSEDE_ON = {"strategies": {"supersedeWrites": {"enabled": True}}}

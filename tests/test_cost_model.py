@@ -7,7 +7,7 @@ import pytest
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost import family_of, net_sentence, pricing_for, request_cost
 from dcp_plugin.cost.prices import DEFAULTS, Pricing
-from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.model.refs import ModelRef
 
 
 def test_a_warm_anthropic_request_reads_the_prefix_at_a_tenth_and_writes_the_rest_at_one_and_a_quarter() -> None:

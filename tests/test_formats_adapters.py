@@ -157,9 +157,9 @@ def test_arguments_that_are_not_a_json_object_are_never_rewritten() -> None:
 
 
 def _input_edit(position: int, value: Any) -> Any:
-    from dcp_plugin.formats.view import Edit, Site
+    from dcp_plugin.formats.view import ItemEdit, Site
 
-    return Edit(position, "input", value, Site((0, position)), True)
+    return ItemEdit(position, "input", value, Site((0, position)), True)
 
 
 def test_a_failure_inside_the_plugin_returns_the_callers_list(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:

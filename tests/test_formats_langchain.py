@@ -21,11 +21,7 @@ from pydantic import Field  # noqa: E402
 from dcp_plugin.formats import Pruner  # noqa: E402
 from dcp_plugin.formats.langchain_middleware import DcpMiddleware  # noqa: E402
 from dcp_plugin.host.runtime import Runtime  # noqa: E402
-from dcp_plugin.pipeline.placeholders import (  # noqa: E402
-    DUPLICATE_PLACEHOLDER,
-    FAILED_INPUT_PLACEHOLDER,
-    SUPERSEDED_PLACEHOLDER,
-)
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 
 LONG_COMMAND = "pytest " + " ".join(f"-k case_{n}" for n in range(30))
 NEW_CONTENT = "def b():\n    return 2\n" * 20

@@ -8,7 +8,7 @@ from typing import Any
 
 import format_scenarios as sc
 import pytest
-from helpers import make_config
+from helpers import hook_transform, make_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -147,7 +147,7 @@ def test_pruning_through_the_format_decides_like_opencode_shape(fmt: Format, con
     reference = Runtime("/proj", AGGRESSIVE)
     for request in sc.requests(conversation):
         fmt.prune(through_format, fmt.render(request), "s")
-        reference.transform({"sessionID": "ref"}, {"messages": sc.opencode(request, "ref", errors=fmt.errors)})
+        hook_transform(reference, {"sessionID": "ref"}, {"messages": sc.opencode(request, "ref", errors=fmt.errors)})
     if not sc.requests(conversation):
         return
     assert decisions(through_format.runtime, "s") == decisions(reference, "ref")
@@ -211,5 +211,5 @@ def test_pruning_opencode_messages_keeps_kinds(conversation: sc.Conversation) ->
 
     messages = sc.opencode(conversation)
     pruned = copy.deepcopy(messages)
-    Runtime("/proj", AGGRESSIVE).transform({}, {"messages": pruned})
+    hook_transform(Runtime("/proj", AGGRESSIVE), {}, {"messages": pruned})
     assert kind_changes(opencode.classify(messages), opencode.classify(pruned)) == []

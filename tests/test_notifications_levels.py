@@ -7,13 +7,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, call, make_config, named, user
+from helpers import PROJECT, call, hook_transform, make_config, named, user
 
-from dcp_plugin.host.notifications import DETAILED_LIMIT, format_notification
+from dcp_plugin.host.hostspec import HostStartup
+from dcp_plugin.host.prune_notice import DETAILED_LIMIT, format_notification
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, Decision
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 # Any call's id has the same length: what the placeholder of the first read costs.
 SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
@@ -59,7 +60,7 @@ def test_detailed_summarizes_calls_past_the_limit() -> None:
 def host(tmp_path: Path, level: str) -> tuple[Runtime, list[tuple[str | None, str]]]:
     seen: list[tuple[str | None, str]] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config(pruneNotification=level)))
-    runtime.startup({"directory": PROJECT, "notify": lambda sid, text: seen.append((sid, text))})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda sid, text: seen.append((sid, text))}))
     runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
     return runtime, seen
 
@@ -72,7 +73,7 @@ def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> 
     runtime, seen = host(tmp_path, "minimal")
     messages = duplicate_reads()
     for _ in range(3):
-        runtime.transform({}, {"messages": copy.deepcopy(messages)})
+        hook_transform(runtime, {}, {"messages": copy.deepcopy(messages)})
     [(session, text)] = seen
     assert session == "ses_test"
     assert text.startswith(f"dcp: pruned 1 tool call (~{SAVED} tokens saved per request; this session so far: ")
@@ -80,23 +81,23 @@ def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> 
 
 def test_runtime_detailed_notification_names_the_call(tmp_path: Path) -> None:
     runtime, seen = host(tmp_path, "detailed")
-    runtime.transform({}, {"messages": duplicate_reads()})
+    hook_transform(runtime, {}, {"messages": duplicate_reads()})
     assert seen[0][1].splitlines()[1] == f"  - read first: same call made again later, ~{SAVED} tokens"
 
 
 def test_runtime_with_notifications_off_stays_silent(tmp_path: Path) -> None:
     runtime, seen = host(tmp_path, "off")
-    runtime.transform({}, {"messages": duplicate_reads()})
+    hook_transform(runtime, {}, {"messages": duplicate_reads()})
     assert seen == []
 
 
 def test_a_restarted_runtime_does_not_announce_old_prunes_again(tmp_path: Path) -> None:
     messages = duplicate_reads()
     first, _ = host(tmp_path, "minimal")
-    first.transform({}, {"messages": copy.deepcopy(messages)})
+    hook_transform(first, {}, {"messages": copy.deepcopy(messages)})
     first.flush()
     second, seen = host(tmp_path, "minimal")
-    second.transform({}, {"messages": copy.deepcopy(messages)})
+    hook_transform(second, {}, {"messages": copy.deepcopy(messages)})
     assert seen == []
 
 
@@ -107,9 +108,9 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     def broken(_sid: str | None, _text: str) -> None:
         raise OSError("toast service down")
 
-    runtime.startup({"directory": PROJECT, "notify": broken})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": broken}))
     messages = duplicate_reads()
-    runtime.transform({}, {"messages": messages})
+    hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
 
 

@@ -7,9 +7,9 @@ import sys
 import pytest
 from helpers import PROJECT, call, make_config, run_bounded, user
 
+from dcp_plugin.config.globs import normalize, pattern_problem
 from dcp_plugin.config.validate import validate_layer
 from dcp_plugin.pipeline import protection
-from dcp_plugin.pipeline.globs import normalize, pattern_problem
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths, path_forms
 
 SECRET = "secrets/key.txt"

@@ -7,14 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from helpers import PROJECT, SESSION, assistant, call, diagnostics, make_config, named, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.commands.context import build_breakdown
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import call_id_of
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, plan
+from dcp_plugin.model.messages import call_id_of
+from dcp_plugin.model.tokens import estimate_part_tokens
+from dcp_plugin.pipeline.patches import plan
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
-from dcp_plugin.pipeline.tokens import estimate_part_tokens
 
 BIG = "x" * 2000
 
@@ -28,7 +30,7 @@ def duplicate_reads(**part: Any) -> list[dict[str, Any]]:
 def run(messages: list[dict[str, Any]], runtime: Runtime | None = None) -> tuple[list[dict[str, Any]], Runtime]:
     runtime = runtime or Runtime(PROJECT, make_config())
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     return out, runtime
 
 
@@ -52,7 +54,7 @@ def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_
     messages[1]["parts"][0]["state"]["time"] = {"start": 1, "end": 2, "compacted": 3}
     notices: list[str] = []
     runtime = Runtime(PROJECT, make_config())
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: notices.append(text)}))
     out, _ = run(messages, runtime)
     assert out == messages
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]
@@ -107,14 +109,14 @@ def test_two_parts_with_the_same_call_id_prune_only_the_first_one_seen() -> None
 
 
 def test_a_message_id_is_never_taken_for_a_model_id() -> None:
-    from dcp_plugin.pipeline.conversation import model_ref
+    from dcp_plugin.model.refs import model_ref
 
     assert model_ref({"id": "msg_1", "role": "assistant", "providerID": "anthropic"}) == model_ref({"providerID": "anthropic"})
     assert model_ref({"id": "claude-x", "providerID": "anthropic", "limit": {"context": 9}}).model_id == "claude-x"  # type: ignore[union-attr]
 
 
 def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
-    from dcp_plugin.pipeline.conversation import ModelRef, model_ref
+    from dcp_plugin.model.refs import ModelRef, model_ref
 
     assert model_ref({"role": "assistant", "modelID": "m", "providerID": "p"}) == ModelRef("p", "m")
     assert model_ref({"role": "user", "model": {"providerID": "p", "modelID": "m"}}) == ModelRef("p", "m")
@@ -124,8 +126,8 @@ def test_the_model_is_read_from_assistant_user_and_host_shapes_alike() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from dcp_plugin.model.tokens import tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.fenwick import Fenwick  # noqa: E402
-from dcp_plugin.pipeline.tokens import tokens_removed, tool_state_tokens  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=80),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from helpers import PROJECT, SESSION, call, diagnostics, named, tool_parts, user
 from tools_helpers import BIG, ToolHost, ident, lists
 
-from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, DUPLICATE_PLACEHOLDER, CutOutput, realize, tag
+from dcp_plugin.pipeline.decisions import CutOutput, realize
+from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, DUPLICATE_PLACEHOLDER, tag
 from dcp_plugin.pipeline.strategies.stale_diagnostics import placeholder as diagnostics_placeholder
 
 EVERY_3 = {"tools": {"nudgeFrequency": 3}}

@@ -12,7 +12,8 @@ from helpers import make_config
 
 from dcp_plugin.cli.main import main
 from dcp_plugin.replay.engine import replay
-from dcp_plugin.replay.sessionfile import SessionFileError, load_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import load_session
 
 DATA = Path(__file__).parent / "data"
 

@@ -8,13 +8,14 @@ import stat
 import tempfile
 from pathlib import Path
 
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, hook_transform, make_config, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SCHEMA_VERSION, Decision, Restore, SessionBatch, Store, default_path
+from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, Restore, SessionBatch, Store, default_path
 
 
 def store_at(tmp_path: Path, warnings: list[str] | None = None) -> Store:
@@ -45,7 +46,7 @@ def test_saved_session_loads_back(tmp_path: Path) -> None:
     store = store_at(tmp_path)
     batch = SessionBatch(
         "s1",
-        decisions=[Decision("c1", "read", "deduplication", 120), Decision("c2", "bash", "sweep", 30)],
+        decisions=[DecisionRow("c1", "read", "deduplication", 120), DecisionRow("c2", "bash", "sweep", 30)],
         manual={"c2": "sweep"},
         requests=3,
         tokens_saved_sent=360,
@@ -70,7 +71,7 @@ def test_unknown_session_loads_empty(tmp_path: Path) -> None:
 def test_a_pruned_call_counts_once_however_often_it_is_written(tmp_path: Path) -> None:
     store = store_at(tmp_path)
     for _ in range(3):
-        store.save([SessionBatch("s1", decisions=[Decision("c1", "read", "deduplication", 100)], requests=1)])
+        store.save([SessionBatch("s1", decisions=[DecisionRow("c1", "read", "deduplication", 100)], requests=1)])
     stats = store.stats("s1")
     assert stats is not None
     assert (stats.by_strategy, stats.requests) == ({"deduplication": (1, 100)}, 3)
@@ -78,7 +79,7 @@ def test_a_pruned_call_counts_once_however_often_it_is_written(tmp_path: Path) -
 
 def test_same_call_id_in_two_sessions_counts_in_each(tmp_path: Path) -> None:
     store = store_at(tmp_path)
-    store.save([SessionBatch(sid, decisions=[Decision("c1", "read", "deduplication", 10)]) for sid in ("a", "b")])
+    store.save([SessionBatch(sid, decisions=[DecisionRow("c1", "read", "deduplication", 10)]) for sid in ("a", "b")])
     stats = store.stats(None)
     assert stats is not None
     assert (stats.sessions, stats.by_strategy) == (2, {"deduplication": (2, 20)})
@@ -90,21 +91,21 @@ def test_all_time_stats_add_up_every_session(tmp_path: Path) -> None:
         [
             SessionBatch(
                 "a",
-                [Decision("1", "read", "deduplication", 10), Decision("2", "bash", "purgeErrors", 7)],
+                [DecisionRow("1", "read", "deduplication", 10), DecisionRow("2", "bash", "purgeErrors", 7)],
                 requests=2,
                 tokens_saved_sent=17,
                 cost_without=1000.0,
                 cost_with=950.0,
-                rewritten_tokens=40,
+                rewritten=40,
             ),
             SessionBatch(
                 "b",
-                [Decision("3", "read", "deduplication", 5)],
+                [DecisionRow("3", "read", "deduplication", 5)],
                 requests=4,
                 tokens_saved_sent=20,
                 cost_without=1000.0,
                 cost_with=1010.0,
-                rewritten_tokens=300,
+                rewritten=300,
                 restores=[Restore("r1", 2, 300), Restore("r2", 1, 50)],
             ),
         ]
@@ -141,7 +142,7 @@ def test_a_restore_saved_twice_counts_once(tmp_path: Path) -> None:
 
 def test_a_database_without_the_restores_table_gets_it_and_keeps_its_data(tmp_path: Path) -> None:
     store = store_at(tmp_path)
-    store.save([SessionBatch("s", [Decision("1", "read", "deduplication", 10)])])
+    store.save([SessionBatch("s", [DecisionRow("1", "read", "deduplication", 10)])])
     store.close()
     conn = sqlite3.connect(store.path)
     conn.execute("DROP TABLE restored")
@@ -166,7 +167,7 @@ def test_corrupt_file_is_moved_aside_with_one_warning_and_a_fresh_db_works(tmp_p
     store = store_at(tmp_path, warnings)
     store.path.parent.mkdir(parents=True)
     store.path.write_bytes(b"this is not a database at all" * 100)
-    assert store.save([SessionBatch("s", [Decision("c", "read", "deduplication", 4)])])
+    assert store.save([SessionBatch("s", [DecisionRow("c", "read", "deduplication", 4)])])
     store.save([SessionBatch("s", requests=1)])
     assert len(warnings) == 1 and "moved it to" in warnings[0]
     (aside,) = store.moved_aside
@@ -219,10 +220,10 @@ def test_requests_are_pruned_while_the_store_is_unusable(tmp_path: Path) -> None
     blocker.write_text("x")
     reports: list[str] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)}))
     runtime.use_store(Store(blocker / "dcp.sqlite3", lambda text: reports.append(text)))
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="B" * 300)]
-    runtime.transform({}, {"messages": messages})
+    hook_transform(runtime, {}, {"messages": messages})
     runtime.flush()
     assert messages[1]["parts"][0]["state"]["output"] != "A" * 300
     assert len([r for r in reports if "cannot be opened" in r]) == 1
@@ -241,7 +242,7 @@ def test_each_call_counts_once_per_session_with_its_first_saving(writes: list[tu
         store = Store(Path(tmp) / "dcp.sqlite3")
         for start in range(0, len(writes), split):
             chunk = writes[start : start + split]
-            store.save([SessionBatch(sid, [Decision(cid, "t", strategy, tokens)]) for sid, cid, strategy, tokens in chunk])
+            store.save([SessionBatch(sid, [DecisionRow(cid, "t", strategy, tokens)]) for sid, cid, strategy, tokens in chunk])
         first: dict[tuple[str, str], tuple[str, int]] = {}
         for sid, cid, strategy, tokens in writes:
             first.setdefault((sid, cid), (strategy, tokens))
@@ -258,7 +259,7 @@ def test_each_call_counts_once_per_session_with_its_first_saving(writes: list[tu
 def test_a_database_locked_while_switching_to_wal_is_retried(tmp_path: Path, monkeypatch) -> None:
     """SQLite answers "locked" at once (no busy wait) when two processes open a new file together."""
     from dcp_plugin.host import store as store_mod
-    from dcp_plugin.host.store import Decision, SessionBatch
+    from dcp_plugin.host.store import DecisionRow, SessionBatch
 
     real_connect = sqlite3.connect
     failures = {"left": 2}
@@ -278,7 +279,7 @@ def test_a_database_locked_while_switching_to_wal_is_retried(tmp_path: Path, mon
 
     monkeypatch.setattr(store_mod.sqlite3, "connect", lambda *a, **k: Flaky(real_connect(*a, **k)))
     store = Store(tmp_path / "dcp.sqlite3")
-    assert store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 5)], requests=1)])
+    assert store.save([SessionBatch("s", [DecisionRow("c1", "read", "deduplication", 5)], requests=1)])
     assert store.available and failures["left"] == 0
     stats = store.stats("s")
     assert stats is not None and stats.by_strategy == {"deduplication": (1, 5)}

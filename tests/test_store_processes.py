@@ -15,13 +15,13 @@ from dcp_plugin.host.store import Store
 WRITER = textwrap.dedent(
     """
     import sys
-    from dcp_plugin.host.store import Decision, SessionBatch, Store
+    from dcp_plugin.host.store import DecisionRow, SessionBatch, Store
 
     path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = Store(path, lambda text: print(text, file=sys.stderr))
     for i in range(rounds):
-        batch_shared = SessionBatch("shared", [Decision(f"c{i}", "read", "deduplication", 10)], requests=1, tokens_saved_sent=10)
-        batch_own = SessionBatch(name, [Decision(f"{name}-{i}", "bash", "purgeErrors", 3)], requests=1)
+        batch_shared = SessionBatch("shared", [DecisionRow(f"c{i}", "read", "deduplication", 10)], requests=1, tokens_saved_sent=10)
+        batch_own = SessionBatch(name, [DecisionRow(f"{name}-{i}", "bash", "purgeErrors", 3)], requests=1)
         assert store.save([batch_shared, batch_own]), "a write was lost"
     """
 )
@@ -33,6 +33,7 @@ HOST = textwrap.dedent(
     import copy, json, sys
     from dcp_plugin.replay.simulate import generate_session
     from dcp_plugin.host.persistence import USER_STORE
+    from dcp_plugin.host.plugin import DcpPlugin
     from dcp_plugin.host.runtime import Runtime, StaticConfig
     from dcp_plugin.config.model import DcpConfig
 
@@ -41,21 +42,22 @@ HOST = textwrap.dedent(
     messages = session["messages"][:upto]
     sid = messages[0]["info"]["sessionID"]
     runtime = Runtime(session["info"]["directory"], StaticConfig(DcpConfig.model_validate({"cache": {"scheduler": False}})), store=USER_STORE)
+    plugin = DcpPlugin(runtime)
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"]["role"] == "assistant"]
     requests = 0
     start = int(sys.argv[3])
     for end in points:
         if end < start:
             continue
-        runtime.transform({"sessionID": sid}, {"messages": copy.deepcopy(messages[:end])})
+        plugin.chat_messages_transform({"sessionID": sid}, {"messages": copy.deepcopy(messages[:end])})
         requests += 1
     swept = ""
     if sweep != "-":
         out = {"parts": []}
-        runtime.command({"command": "dcp", "arguments": sweep, "sessionID": sid, "messages": copy.deepcopy(messages)}, out)
+        plugin.command_execute_before({"command": "dcp", "arguments": sweep, "sessionID": sid, "messages": copy.deepcopy(messages)}, out)
         swept = out["parts"][0]["text"]
     final = copy.deepcopy(messages)
-    runtime.transform({"sessionID": sid}, {"messages": final})
+    plugin.chat_messages_transform({"sessionID": sid}, {"messages": final})
     requests += 1
     view = runtime.view(sid)
     print(json.dumps({

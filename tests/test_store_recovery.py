@@ -10,11 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT, call, make_config, user
+from helpers import PROJECT, call, hook_transform, make_config, user
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SCHEMA_VERSION, Decision, NotAStore, SessionBatch, Store, read_stats
+from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, NotAStore, SessionBatch, Store, read_stats
 
 
 class Clock:
@@ -36,7 +37,7 @@ def folder(tmp_path: Path) -> Path:
 def healthy(path: Path) -> None:
     """A database holding one session with one pruned call and one sweep."""
     store = Store(path)
-    assert store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 40)], manual={"c2": "sweep"}, requests=2)])
+    assert store.save([SessionBatch("s", [DecisionRow("c1", "read", "deduplication", 40)], manual={"c2": "sweep"}, requests=2)])
     store.close()
 
 
@@ -137,12 +138,12 @@ def test_pending_bookkeeping_is_saved_once_the_store_is_back(folder: Path, faili
     clock = Clock()
     reports: list[str] = []
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.startup({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)})
+    runtime.startup(HostStartup.read({"directory": PROJECT, "notify": lambda _s, text: reports.append(text)}))
     store = Store(folder / "dcp.sqlite3", reports.append, clock=clock)
     runtime.use_store(store)
     failing_connect.error = sqlite3.OperationalError("unable to open database file")
     messages = [user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300), user(), call("read", {"filePath": "/p/a.py"}, output="A" * 300)]
-    runtime.transform({}, {"messages": messages})
+    hook_transform(runtime, {}, {"messages": messages})
     runtime.flush()
     failing_connect.stop()
     clock.now += store_mod.RETRY_SECONDS
@@ -183,7 +184,7 @@ def test_a_database_with_the_version_but_no_tables_is_repaired(folder: Path) -> 
     conn.close()
     warnings: list[str] = []
     store = Store(path, warnings.append)
-    assert store.save([SessionBatch("s", [Decision("c", "read", "deduplication", 3)], requests=1)])
+    assert store.save([SessionBatch("s", [DecisionRow("c", "read", "deduplication", 3)], requests=1)])
     assert store.load_session("s").pruned == {"c"} and warnings == [] and store.moved_aside == []
 
 
@@ -205,7 +206,7 @@ def test_a_table_dropped_while_running_is_recreated_on_the_next_save(folder: Pat
 def test_reset_starts_the_statistics_from_zero_and_keeps_what_pruning_needs(folder: Path) -> None:
     path = folder / "dcp.sqlite3"
     store = Store(path)
-    store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 40)], manual={"c2": "sweep"}, requests=2, snapshot={"n": 1})], now=100.0)
+    store.save([SessionBatch("s", [DecisionRow("c1", "read", "deduplication", 40)], manual={"c2": "sweep"}, requests=2, snapshot={"n": 1})], now=100.0)
     assert store.reset_stats(now=200.0)
     stats = store.stats(None)
     assert stats is not None and stats.to_dict()["calls_pruned"] == 0 and (stats.sessions, stats.requests) == (0, 0)
@@ -215,9 +216,9 @@ def test_reset_starts_the_statistics_from_zero_and_keeps_what_pruning_needs(fold
 
 def test_activity_after_a_reset_counts_again(folder: Path) -> None:
     store = Store(folder / "dcp.sqlite3")
-    store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 40)], requests=2)], now=100.0)
+    store.save([SessionBatch("s", [DecisionRow("c1", "read", "deduplication", 40)], requests=2)], now=100.0)
     store.reset_stats(now=200.0)
-    store.save([SessionBatch("s", [Decision("c1", "read", "deduplication", 40), Decision("c3", "bash", "purgeErrors", 5)], requests=1)], now=300.0)
+    store.save([SessionBatch("s", [DecisionRow("c1", "read", "deduplication", 40), DecisionRow("c3", "bash", "purgeErrors", 5)], requests=1)], now=300.0)
     stats = store.stats(None)
     assert stats is not None
     assert (stats.sessions, stats.requests, stats.by_strategy) == (1, 1, {"purgeErrors": (1, 5)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, named, tool_part, tool_parts, user
+from helpers import PROJECT, SESSION, assistant, call, hook_transform, make_config, named, tool_part, tool_parts, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
@@ -31,7 +31,7 @@ def mask(trigger: Any = 1000, keep_tokens: int = 0, keep_turns: int = 0, **more:
 def outputs(messages: list[dict[str, Any]], strategies: dict[str, Any], model: Any = None, **config: Any) -> list[Any]:
     runtime = Runtime(PROJECT, StaticConfig(make_config(strategies=strategies, **config)))
     out = copy.deepcopy(messages)
-    runtime.transform({"model": model} if model else {}, {"messages": out})
+    hook_transform(runtime, {"model": model} if model else {}, {"messages": out})
     return [p["state"].get("output") for p in tool_parts(out)]
 
 

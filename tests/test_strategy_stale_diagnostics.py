@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from helpers import PROJECT, SESSION, call, diagnostics, make_config, named, tool_parts, user
+from helpers import PROJECT, SESSION, call, diagnostics, hook_transform, make_config, named, tool_parts, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
@@ -30,7 +30,7 @@ def edit(path: str, output: str) -> dict[str, Any]:
 def outputs(messages: list[dict[str, Any]], config: Any = None) -> list[Any]:
     runtime = Runtime(PROJECT, StaticConfig(config or make_config()))
     out = copy.deepcopy(messages)
-    runtime.transform({}, {"messages": out})
+    hook_transform(runtime, {}, {"messages": out})
     return [p["state"].get("output") for p in tool_parts(out)]
 
 
@@ -78,7 +78,7 @@ def test_blocks_that_grow_stale_at_different_times_are_all_cut():
 def test_a_later_cut_replaces_the_earlier_decision_with_both_cuts():
     msgs = [user(), write(A, WROTE + A_ERRORS + B_ERRORS), user(), edit(A, EDITED), user(), edit(B, EDITED)]
     runtime = Runtime(PROJECT, StaticConfig(make_config()))
-    runtime.transform({}, {"messages": copy.deepcopy(msgs)})
+    hook_transform(runtime, {}, {"messages": copy.deepcopy(msgs)})
     view = runtime.view(SESSION)
     assert view is not None
     (decision,) = view.in_force

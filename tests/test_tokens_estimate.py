@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dcp_plugin.budget import compute_thresholds
-from dcp_plugin.pipeline.tokens import (
+from dcp_plugin.model.tokens import (
     COMPACTED_OUTPUT_TEXT,
     estimate_content_tokens,
     estimate_json_tokens,

@@ -6,7 +6,7 @@ import copy
 import random
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, make_config, named, tool_part, tool_parts, user
+from helpers import PROJECT, SESSION, assistant, hook_transform, make_config, named, tool_part, tool_parts, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tools_helpers import BIG, ToolHost
@@ -53,7 +53,7 @@ def test_placeholders_keep_their_ids_across_requests_a_restart_and_an_undo() -> 
     host.read("b.py")
     host.request()
     undone = copy.deepcopy(host.messages[:3])
-    host.runtime.transform({}, {"messages": undone})
+    hook_transform(host.runtime, {}, {"messages": undone})
     assert [first, again, tool_parts(restarted)[0]["state"]["output"], tool_parts(undone)[0]["state"]["output"]] == [expected] * 4
 
 
@@ -79,7 +79,7 @@ def test_a_restarted_host_makes_the_same_prunes_from_the_history_alone() -> None
     restarted = Runtime(PROJECT, StaticConfig(make_config()))
     restarted.tool_definitions()
     again = copy.deepcopy(host.messages)
-    restarted.transform({}, {"messages": again})
+    hook_transform(restarted, {}, {"messages": again})
     assert again == live
     assert restarted.view(SESSION).model_tools == host.runtime.view(SESSION).model_tools
 
@@ -159,7 +159,7 @@ def test_the_verdict_given_when_a_call_runs_is_the_one_found_in_the_history(seed
         history.append(message)
         if message["info"]["role"] != "assistant" or rng.random() > 0.3:
             continue
-        runtime.transform({}, {"messages": copy.deepcopy(history)})
+        hook_transform(runtime, {}, {"messages": copy.deepcopy(history)})
         name = rng.choice(["discard", "extract", "restore"])
         ids = random_ids(rng, history)
         arguments: dict[str, Any] = {"ids": ids, "reason": "done"} if name == "discard" else {"ids": ids}
@@ -171,10 +171,10 @@ def test_the_verdict_given_when_a_call_runs_is_the_one_found_in_the_history(seed
         told[call_id] = not result.error
         part = tool_part(name, arguments, status="error", error=result.output, call_id=call_id) if result.error else tool_part(name, arguments, output=result.output, call_id=call_id)
         history.append(assistant(part, session=session))
-    runtime.transform({}, {"messages": copy.deepcopy(history)})
+    hook_transform(runtime, {}, {"messages": copy.deepcopy(history)})
     fresh = Runtime(runtime.directory, StaticConfig(make_config(cache={"scheduler": scheduler}, tools={"cooldownSteps": 1})))
     fresh.tool_definitions()
-    fresh.transform({}, {"messages": copy.deepcopy(history)})
+    hook_transform(fresh, {}, {"messages": copy.deepcopy(history)})
     for host in (runtime, fresh):
         verdicts = host._sessions[session].state.tools.verdicts  # noqa: SLF001 - the verdicts are what is compared
         assert {c: v.accepted for c, v in verdicts.items()} == told

@@ -9,7 +9,7 @@ from typing import Any
 
 import pluggy
 from bridge_helpers import Harness, transform_request
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, user
+from helpers import PROJECT, SESSION, assistant, call, hook_command, hook_transform, make_config, tool_part, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tools_helpers import BIG, ToolHost, ident, lists
@@ -185,7 +185,7 @@ def model_session(tmp_path: Path) -> ToolHost:
 
 def command(host: ToolHost, arguments: str) -> str:
     output: dict[str, Any] = {"parts": []}
-    host.runtime.command({"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
+    hook_command(host.runtime, {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
     return output["parts"][0]["text"]
 
 
@@ -212,7 +212,7 @@ def test_a_restart_counts_a_restore_once(tmp_path: Path) -> None:
     again = Runtime(PROJECT, StaticConfig(make_config()))
     again.use_store(Store(tmp_path / "dcp.sqlite3"))
     again.tool_definitions()
-    again.transform({}, {"messages": copy.deepcopy(host.messages)})
+    hook_transform(again, {}, {"messages": copy.deepcopy(host.messages)})
     again.flush()
     stats = Store(tmp_path / "dcp.sqlite3").stats(SESSION)
     assert stats is not None and (stats.restores, stats.by_strategy["discard"][0]) == (1, 1)

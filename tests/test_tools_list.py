@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import re
 
-from helpers import PROJECT, call, make_config, tool_parts, user
+from helpers import PROJECT, call, hook_transform, make_config, tool_parts, user
 from tools_helpers import BIG, ToolHost, every_list, ident, lists, written
 
 from dcp_plugin.formats.kinds import Kind, placeholder_kind
@@ -74,7 +74,7 @@ def test_a_written_list_is_byte_identical_on_every_later_request_and_after_a_res
     restarted = copy.deepcopy(host.messages)
     runtime = Runtime(PROJECT, StaticConfig(make_config(**EVERY_3)))
     runtime.tool_definitions()
-    runtime.transform({}, {"messages": restarted})
+    hook_transform(runtime, {}, {"messages": restarted})
     assert [tool_parts(sent)[2]["state"]["output"] for sent in (*host.sent[2:], restarted)] == [written] * 4
 
 

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import PROJECT, SESSION, assistant, call, make_config, tool_part, tool_parts, user
+from helpers import PROJECT, SESSION, assistant, call, hook_transform, make_config, tool_part, tool_parts, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig, ToolResult
 from dcp_plugin.pipeline.ids import short_id
@@ -45,7 +45,7 @@ class ToolHost:
     def request(self, model: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """One model request: a fresh copy of the history, pruned in place, as the provider gets it."""
         out = copy.deepcopy(self.messages)
-        self.runtime.transform({"model": model} if model else {}, {"messages": out})
+        hook_transform(self.runtime, {"model": model} if model else {}, {"messages": out})
         self.sent.append(out)
         return out
 

@@ -1,4 +1,10 @@
-"""Writes the JS shim into an OpenCode plugins directory (and removes it), pinned to an interpreter."""
+"""Writes the JS shim's entry into an OpenCode plugins directory (and removes it), pinned to an interpreter.
+
+The installed ``dcp.js`` is the entry module ``dcp_bridge.mjs`` with two lines rewritten: the
+interpreter, and the absolute URL of the package's ``shim/`` modules it imports. The modules stay
+in the package, so the JS side is always the version of the Python side it was installed from,
+and uninstalling removes the one file install wrote.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +15,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from dcp_plugin.bridge import SHIM_PATH
+from dcp_plugin.bridge import SHIM_DIR, SHIM_PATH
 from dcp_plugin.config.discovery import global_dir
 from dcp_plugin.xdg import SHARED_DIR_MODE, make_dirs
 
 PLUGIN_FILENAME = "dcp.js"  # OpenCode loads only *.js / *.ts from a plugins directory
 MARKER = "// Installed by `dcp opencode install` (dcp-plugin)."
 _PYTHON_LINE = re.compile(r'^const INSTALLED_PYTHON = ".*";$', re.MULTILINE)
+_SHIM_URL_LINE = re.compile(r"^const SHIM_URL = .*;$", re.MULTILINE)
 
 
 class InstallError(Exception):
@@ -39,13 +46,16 @@ def global_plugins_dir(env: dict[str, str] | None = None) -> Path:
     return global_dir(env) / "plugins"
 
 
-def render_shim(python: str, source: str | None = None) -> str:
-    """The shim's source with our marker on top and the interpreter constant set to ``python``."""
+def render_shim(python: str, source: str | None = None, shim_dir: Path = SHIM_DIR) -> str:
+    """The entry's source with our marker on top, the interpreter set to ``python`` and the modules at ``shim_dir``."""
     text = SHIM_PATH.read_text(encoding="utf-8") if source is None else source
-    if not _PYTHON_LINE.search(text):
-        raise InstallError(f"{SHIM_PATH} has no `const INSTALLED_PYTHON = ...;` line to rewrite (damaged package?)")
+    for line, name in ((_PYTHON_LINE, "INSTALLED_PYTHON"), (_SHIM_URL_LINE, "SHIM_URL")):
+        if not line.search(text):
+            raise InstallError(f"{SHIM_PATH} has no `const {name} = ...;` line to rewrite (damaged package?)")
     # json.dumps makes a valid JS string literal of any path (quotes, backslashes, non-ASCII).
     text = _PYTHON_LINE.sub(lambda _: f"const INSTALLED_PYTHON = {json.dumps(python)};", text, count=1)
+    url = shim_dir.resolve().as_uri() + "/"
+    text = _SHIM_URL_LINE.sub(lambda _: f"const SHIM_URL = {json.dumps(url)};", text, count=1)
     return f"{MARKER}\n{text}"
 
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from dcp_plugin.bridge.protocol import Delta
-from dcp_plugin.pipeline.conversation import HistoryMark
+from dcp_plugin.model.history import HistoryMark
 
 DEFAULT_IDLE_SECONDS = 2 * 3600.0
 

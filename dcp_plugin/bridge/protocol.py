@@ -136,7 +136,7 @@ def patches_line(rid: int | str | None, fragments: list[str], incremental: bool 
 
 
 def patch_fragment(wire: dict[str, Any]) -> str:
-    """One patch (as built by ``placeholders.to_wire``) as JSON."""
+    """One patch (as built by ``wire.to_wire``) as JSON."""
     return dumps(wire)
 
 

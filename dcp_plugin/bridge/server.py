@@ -13,10 +13,13 @@ from typing import IO, Any
 from dcp_plugin.bridge import protocol
 from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
 from dcp_plugin.bridge.protocol import ProtocolError
+from dcp_plugin.bridge.wire import to_wire
+from dcp_plugin.commands.dispatch import Answer, answer
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.conversation import message_id, model_ref
-from dcp_plugin.pipeline.placeholders import to_wire
+from dcp_plugin.model.messages import message_id
+from dcp_plugin.model.refs import model_ref
 
 log = logging.getLogger("dcp_plugin.bridge")
 
@@ -59,8 +62,16 @@ class BridgeServer:
     slow disk never costs a request its pruning.
     """
 
-    def __init__(self, write: Write, runtime: Runtime | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
+    def __init__(
+        self,
+        write: Write,
+        runtime: Runtime | None = None,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        *,
+        commands: Answer = answer,
+    ) -> None:
         self._write = write
+        self.commands = commands  # the command layer `/dcp` is answered by (on top of the runtime)
         self._lock = threading.RLock()  # notify events and log events may come from other threads
         self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
         self.mirrors = Mirrors(idle_seconds)
@@ -116,7 +127,7 @@ class BridgeServer:
         context = request.get("context") or {}
         if not isinstance(context, dict):
             raise ProtocolError(f'"context" must be an object, got {type(context).__name__}')
-        self.runtime.startup({**context, "notify": self.notify})
+        self.runtime.startup(HostStartup.read({**context, "notify": self.notify}))
         return protocol.ok_line(rid), None
 
     def _op_close(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
@@ -209,28 +220,16 @@ class BridgeServer:
         mirror = self._held(session_id, request)
         if mirror is None:
             return protocol.error_line(rid, protocol.RESYNC), None
-        output: dict[str, Any] = {"parts": []}
-        hook_input: dict[str, Any] = {
-            "command": command,
-            "arguments": arguments,
-            "sessionID": session_id,
-            # A new list: a command may reorder or extend what it is given, never our mirror.
-            "messages": list(mirror.messages),
-        }
-        if isinstance(request.get("model"), dict):
-            hook_input["model"] = request["model"]
         try:
-            self.runtime.command(hook_input, output)
+            # A new list: a command may reorder or extend what it is given, never our mirror.
+            text = self.commands(
+                self.runtime, command, arguments, session_id, list(mirror.messages), model_ref(request.get("model"))
+            )
         except Exception as exc:  # noqa: BLE001 - answer the user instead of sending /dcp to the model
             log.exception("dcp bridge: /%s %s failed", command, arguments)
             text = f"dcp: /{command} {arguments} failed: {exc}".rstrip()
             return protocol.ok_line(rid, handled=True, text=text), None
-        texts = [
-            str(part.get("text", ""))
-            for part in output.get("parts") or []
-            if isinstance(part, dict) and part.get("type", "text") == "text"
-        ]
-        return protocol.ok_line(rid, handled=bool(output.get("handled")), text="\n\n".join(texts)), None
+        return protocol.ok_line(rid, handled=text is not None, text=text or ""), None
 
 
 class EventLogHandler(logging.Handler):

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from dcp_plugin.pipeline.conversation import info_of, model_ref
-from dcp_plugin.pipeline.tokens import (
+from dcp_plugin.model.messages import info_of
+from dcp_plugin.model.refs import model_ref
+from dcp_plugin.model.tokens import (
     CHARS_PER_TOKEN_JSON,
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,

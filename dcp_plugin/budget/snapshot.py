@@ -17,8 +17,8 @@ from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
 from dcp_plugin.budget.severity import Severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
-from dcp_plugin.pipeline.conversation import HistoryMark
-from dcp_plugin.pipeline.tokens import DEFAULT_IMAGE_TOKENS
+from dcp_plugin.model.history import HistoryMark
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
 
 log = logging.getLogger(__name__)
 

@@ -192,7 +192,7 @@ def _context(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.opencode_session import OpencodeError, export_session, find_opencode, latest_session
     from dcp_plugin.cli.replay import session_config
     from dcp_plugin.cli.report import context_of_messages, show_breakdown
-    from dcp_plugin.replay.sessionfile import SessionFileError
+    from dcp_plugin.replay.file_error import SessionFileError
 
     here = Path.cwd()
     try:

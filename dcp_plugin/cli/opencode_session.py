@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.config.discovery import project_root
-from dcp_plugin.replay.sessionfile import SessionFileError, parse_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import parse_session
 
 # Both commands start the whole OpenCode binary (1-8 s here, more on a busy machine).
 TIMEOUT_SECONDS = 120

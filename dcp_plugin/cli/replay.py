@@ -17,7 +17,8 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
 from dcp_plugin.replay.engine import ReplayReport, SessionsTotal, replay
-from dcp_plugin.replay.sessionfile import SessionFileError, example_session_path, load_session
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
 PRICING_CHOICES = ("auto", "anthropic", "anthropic-1h", "openai", "google", "none")
 
@@ -345,7 +346,7 @@ def _session_cells(total: SessionsTotal) -> list[str]:
     return [
         f"{total.costs.requests:,}",
         f"{total.tokens_saved_percent:.1f} %",
-        f"{total.costs.net_percent:+.1f} %",
+        f"{total.costs.net_percent or 0.0:+.1f} %",
         f"{total.costs.prefix_breaks:,}",
         f"{anchors.sourced:,} / {anchors.anchors:,}",
         f"{anchors.lost:,} ({anchors.lost_percent:.1f} %)",

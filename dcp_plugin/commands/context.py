@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.commands.calls import call_label
 from dcp_plugin.cost.requests import net_sentence
-from dcp_plugin.host.notifications import plural
-from dcp_plugin.pipeline.conversation import call_id_of, info_of, parts_of
+from dcp_plugin.host.prune_notice import plural
+from dcp_plugin.model.messages import call_id_of, info_of, parts_of
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, estimate_part_tokens, last_reported_prompt_tokens
+from dcp_plugin.pipeline.decisions import Decision
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
-from dcp_plugin.pipeline.placeholders import Decision
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
-from dcp_plugin.pipeline.tokens import (
-    DEFAULT_IMAGE_TOKENS,
-    estimate_part_tokens,
-    last_reported_prompt_tokens,
-)
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
@@ -144,7 +140,7 @@ class ContextBreakdown:
         }
 
 
-def _patched_part(part: dict[str, Any], decisions: list[Decision]) -> dict[str, Any]:
+def _patched_part(part: Mapping[str, Any], decisions: list[Decision]) -> dict[str, Any]:
     state = part.get("state")
     patched = dict(state) if isinstance(state, dict) else {}
     for decision in decisions:

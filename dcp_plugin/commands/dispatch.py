@@ -1,17 +1,57 @@
-"""Routes `/dcp <sub> <args>` to its subcommand, over the runtime's public API."""
+"""Answers `/dcp <sub> <args>`: routes it to its subcommand over the runtime's public API, returns the text.
+
+Every host path that runs a command (the pluggy hook, the bridge, the provider adapters) calls
+:func:`answer` with plain values; the runtime never calls back up here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
+from dcp_plugin.host.runtime import Runtime, SessionView
 from dcp_plugin.host.store import Stats
-from dcp_plugin.pipeline.conversation import model_ref, session_id_of
+from dcp_plugin.model.refs import ModelRef
 
-if TYPE_CHECKING:
-    from dcp_plugin.host.runtime import Runtime, SessionView
+log = logging.getLogger("dcp_plugin")
+
+COMMAND = "dcp"
+
+# The shape of :func:`answer`: (runtime, command, arguments, session id, messages, model) -> the reply or None.
+Answer = Callable[[Runtime, str, str, str, Sequence[Any] | None, ModelRef | None], str | None]
+
+
+def answer(
+    runtime: Runtime,
+    command: str,
+    arguments: str,
+    session_id: str,
+    messages: Sequence[Any] | None = None,
+    model: ModelRef | None = None,
+) -> str | None:
+    """The reply to a slash command; None when it is not ``/dcp`` or the config leaves commands to the host.
+
+    ``messages``: the session's history as the host holds it (None or empty when it sent none);
+    ``model``: the model the host would send the next request to. A failing subcommand is
+    answered with what failed, never raised: `/dcp` must not reach the model.
+    """
+    if command.strip().lstrip("/") != COMMAND:
+        return None
+    try:
+        config = runtime.config()
+        if not config.enabled or not config.commands.enabled:
+            return None
+    except Exception:  # noqa: BLE001
+        log.exception("dcp: could not read the config for /dcp")
+        return None
+    try:
+        return run(runtime, arguments, session_id, list(messages) if messages else None, model)
+    except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
+        log.exception("dcp: /dcp %s failed", arguments)
+        return f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
 
 
 def parse(arguments: str) -> tuple[str, list[str]]:
@@ -22,29 +62,28 @@ def parse(arguments: str) -> tuple[str, list[str]]:
     return words[0].lower(), words[1:]
 
 
-def run(runtime: Runtime, input: Mapping[str, Any], arguments: str) -> str:
-    """The reply text for one `/dcp` invocation; ``input`` is the command hook's input."""
+def run(
+    runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
+) -> str:
+    """The reply text for one `/dcp` invocation (raises when a subcommand fails)."""
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()
-    raw = input.get("messages")
-    messages: list[Any] | None = raw if isinstance(raw, list) and raw else None
-    session_id = session_id_of(input, messages or [])
     if sub == "context":
-        return run_context(runtime, session_id, messages, input)
+        return run_context(runtime, session_id, messages, model)
     if sub == "stats":
-        return run_stats(runtime, session_id, messages, input)
+        return run_stats(runtime, session_id, messages, model)
     if sub == "sweep":
-        return run_sweep(runtime, session_id, messages, input, args)
+        return run_sweep(runtime, session_id, messages, model, args)
     if sub in ("pin", "unpin"):
-        return run_pin(runtime, session_id, messages, input, args, pinned=sub == "pin")
+        return run_pin(runtime, session_id, messages, model, args, pinned=sub == "pin")
     return help_text(unknown=sub)
 
 
-def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
+def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None) -> str:
     if messages is None:
         return "dcp context: the host sent no messages for this session; nothing to show yet."
-    snapshot = runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    snapshot = runtime.sync_for_command(session_id, messages, model)
     view = runtime.view(session_id)
     config = view.config if view is not None else runtime.config()
     breakdown = context.build_breakdown(
@@ -72,8 +111,8 @@ def session_stats_from_memory(view: SessionView | None) -> Stats | None:
     return Stats(by_strategy=dict(view.saved_by_strategy), sessions=1)
 
 
-def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any]) -> str:
-    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None) -> str:
+    runtime.sync_for_command(session_id, messages, model)
     session, all_time = runtime.stored_stats(session_id)
     note = None
     if all_time is None:
@@ -83,7 +122,7 @@ def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, inp
 
 
 def run_sweep(
-    runtime: Runtime, session_id: str, messages: list[Any] | None, input: Mapping[str, Any], args: list[str]
+    runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None, args: list[str]
 ) -> str:
     try:
         count = sweep.parse_count(args)
@@ -91,18 +130,18 @@ def run_sweep(
         return f"dcp sweep: {exc}.\nUsage: /dcp sweep [N]"
     if messages is None:
         return "dcp sweep: nothing swept: the host sent no messages."
-    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    runtime.sync_for_command(session_id, messages, model)
     outcome = runtime.sweep(session_id, messages, count)
     if outcome is None:
         return "dcp sweep: nothing swept: the plugin is disabled."
-    return sweep.render_text(outcome.plan, outcome.swept)
+    return sweep.render_text(outcome.plan, outcome.swept, outcome.directory)
 
 
 def run_pin(
     runtime: Runtime,
     session_id: str,
     messages: list[Any] | None,
-    input: Mapping[str, Any],
+    model: ModelRef | None,
     args: list[str],
     *,
     pinned: bool,
@@ -113,7 +152,7 @@ def run_pin(
         return f"dcp unpin: name the outputs to unpin.\nUsage: /dcp unpin <id> [<id>...]\n{pin.WHERE_IDS}"
     if messages is None:
         return f"dcp {name}: the host sent no messages for this session; nothing to {name}."
-    runtime.sync_for_command(session_id, messages, model_ref(input.get("model")))
+    runtime.sync_for_command(session_id, messages, model)
     if not ids:
         view = runtime.view(session_id)
         if view is None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.commands.calls import call_label
-from dcp_plugin.host.notifications import plural
-from dcp_plugin.pipeline.conversation import FINAL_STATUSES
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.host.prune_notice import plural
+from dcp_plugin.model.messages import FINAL_STATUSES
+from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.decisions import CallRecord
+from dcp_plugin.pipeline.labels import call_label
+from dcp_plugin.pipeline.ledger import Ledger
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import PinOutcome, SessionView

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dcp_plugin.cost.requests import net_sentence
-from dcp_plugin.host.notifications import plural
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.host.store import Stats
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
@@ -35,8 +35,8 @@ def net_line(stats: Stats) -> str:
     if net is None:
         return "net cost: no request priced yet"
     return (
-        f"net cost: {net} (~{stats.net_saved:,.0f} base input tokens saved; "
-        f"{stats.rewritten_tokens:,} tokens the provider processed again because of placeholders)"
+        f"net cost: {net} (~{stats.saved:,.0f} base input tokens saved; "
+        f"{stats.rewritten:,} tokens the provider processed again because of placeholders)"
     )
 
 

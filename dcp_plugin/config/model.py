@@ -6,9 +6,9 @@ from typing import Any, Literal, cast
 
 from pydantic import Field, create_model
 
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
-from dcp_plugin.pipeline.strategies import REGISTRY
+from dcp_plugin.config.strategies import SECTIONS
 
 
 def _snake(name: str) -> str:
@@ -27,7 +27,7 @@ StrategiesConfig = cast(
     create_model(  # type: ignore[call-overload]
         "StrategiesConfig",
         __base__=_StrategiesBase,
-        **{_snake(spec.name): (spec.config, Field(default=spec.config(), alias=spec.name)) for spec in REGISTRY},
+        **{_snake(name): (section, Field(default=section(), alias=name)) for name, section in SECTIONS},
     ),
 )
 

@@ -11,10 +11,10 @@ import jsonschema
 from pydantic import ValidationError
 
 from dcp_plugin.config import schema as schema_mod
+from dcp_plugin.config.globs import MAX_DEEP_PATTERNS, pattern_problem, within_deep_budget
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.problems import SKIPPED, Problem, lookup, show_value
 from dcp_plugin.config.schema import KeyPath, dotted
-from dcp_plugin.pipeline.globs import MAX_DEEP_PATTERNS, pattern_problem, within_deep_budget
 
 PATTERNS_KEY = "protectedFilePatterns"
 

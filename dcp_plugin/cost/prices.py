@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.model.refs import ModelRef
 
 Family = Literal["anthropic", "openai", "google", "none"]
 FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "google", "none")

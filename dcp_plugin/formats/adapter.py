@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dcp_plugin.formats import anthropic, langchain_messages, openai_chat, openai_responses
-from dcp_plugin.formats.view import Edit, View, ViewBuilder
+from dcp_plugin.formats.view import ItemEdit, View, ViewBuilder
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class Adapter:
     name: str
     provider: str
     feed: Callable[[ViewBuilder, Sequence[Any], int], None]
-    rebuild: Callable[[Any, list[Edit]], Any]
+    rebuild: Callable[[Any, list[ItemEdit]], Any]
     begin: Callable[[ViewBuilder], None] | None = None
     key: Any = None
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from dcp_plugin.formats.items import as_dict, replace_at, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import Edit, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import ItemEdit, ViewBuilder, digest, media_digest
 
 NAME = "anthropic"
 PROVIDER = "anthropic"
@@ -136,7 +136,7 @@ def _assistant(builder: ViewBuilder, index: int, content: Any) -> None:
             )
 
 
-def rebuild(item: Any, edits: list[Edit]) -> dict[str, Any]:
+def rebuild(item: Any, edits: list[ItemEdit]) -> dict[str, Any]:
     """A new message with the edits applied; every other block is the same object."""
     message = dict(as_dict(item) or {})
     content = message["content"]

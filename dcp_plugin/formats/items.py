@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dcp_plugin.formats.view import Edit, markers, media_digest
+from dcp_plugin.formats.view import ItemEdit, markers, media_digest
 
 
 def as_dict(item: Any) -> dict[str, Any] | None:
@@ -95,7 +95,7 @@ def read_content(
 
 
 def replaced_content(
-    original: Any, edit: Edit, text_block: Callable[[str], dict[str, Any]]
+    original: Any, edit: ItemEdit, text_block: Callable[[str], dict[str, Any]]
 ) -> Any:
     """The new content of a tool result whose output an edit replaces: same shape as before.
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from dcp_plugin.formats.items import as_dict, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest, media_digest
+from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest, media_digest
 
 NAME = "langchain"
 PROVIDER = ""  # LangChain wraps every provider: the model id says which
@@ -83,7 +83,7 @@ def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
                 )
 
 
-def rebuild(message: Any, edits: list[Edit]) -> Any:
+def rebuild(message: Any, edits: list[ItemEdit]) -> Any:
     """A copy of ``message`` with the edits applied (the original is left as it was)."""
     update: dict[str, Any] = {}
     for edit in edits:

@@ -21,7 +21,7 @@ from dcp_plugin.formats.items import (
     text_blocks,
 )
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest
+from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest
 
 NAME = "openai_chat"
 PROVIDER = "openai"
@@ -89,7 +89,7 @@ def _assistant(builder: ViewBuilder, index: int, message: dict[str, Any]) -> Non
             builder.call(parts, call["id"], str(function.get("name")), tool_input, (index, position))
 
 
-def rebuild(item: Any, edits: list[Edit]) -> dict[str, Any]:
+def rebuild(item: Any, edits: list[ItemEdit]) -> dict[str, Any]:
     """A new message with the edits applied; untouched fields and tool calls are the same objects."""
     message = dict(as_dict(item) or {})
     for edit in edits:

@@ -21,7 +21,7 @@ from dcp_plugin.formats.items import (
     text_blocks,
 )
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, Edit, ViewBuilder, digest
+from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest
 
 NAME = "openai_responses"
 PROVIDER = "openai"
@@ -118,7 +118,7 @@ def _model_item(builder: ViewBuilder, parts: list[dict[str, Any]], index: int, i
             parts.append({"type": "text", "text": text})
 
 
-def rebuild(item: Any, edits: list[Edit]) -> dict[str, Any]:
+def rebuild(item: Any, edits: list[ItemEdit]) -> dict[str, Any]:
     """A new item with the edits applied."""
     new = dict(as_dict(item) or {})
     for edit in edits:

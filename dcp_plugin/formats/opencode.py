@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.pipeline.conversation import info_of, parts_of
+from dcp_plugin.model.messages import info_of, parts_of
 
 _ROLE_TEXT = {"user": Kind.USER_TEXT, "assistant": Kind.ASSISTANT_TEXT, "system": Kind.SYSTEM_TEXT}
 
 
-def _signed(part: dict[str, Any]) -> bool:
+def _signed(part: Mapping[str, Any]) -> bool:
     """Whether a reasoning part carries a provider signature (OpenCode keeps it in metadata, per provider)."""
     metadata = part.get("metadata")
     if not isinstance(metadata, dict):

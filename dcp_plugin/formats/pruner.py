@@ -19,12 +19,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
+from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
-from dcp_plugin.pipeline.conversation import ModelRef
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.model.messages import session_id_of
+from dcp_plugin.model.refs import ModelRef
+from dcp_plugin.pipeline.decisions import Decision
 
 log = logging.getLogger("dcp_plugin")
 
@@ -93,10 +96,7 @@ class Pruner:
             from dcp_plugin.host.persistence import USER_STORE
 
             runtime = Runtime(directory, store=USER_STORE, create_global_config=True)
-            context: dict[str, Any] = {"notify": notify}
-            if directory is not None:
-                context["directory"] = str(directory)
-            runtime.startup(context)
+            runtime.startup(HostStartup(str(directory) if directory else None, notify=notify))
         self.runtime = runtime
         self._sessions: dict[str, _Session] = {}
         self._media: dict[str, MediaRemoved] = {}
@@ -176,7 +176,7 @@ class Pruner:
 
         The runtime hands over only the decisions made since the session's token (or all of
         them when it started over); items rebuilt before are reused. The value a decision
-        writes is its ``value``, exactly what ``placeholders.apply`` would write into the view.
+        writes is its ``value``, exactly what ``patches.apply`` would write into the view.
         """
         view = session.builder.view
         if not outgoing.incremental:
@@ -233,14 +233,10 @@ class Pruner:
         format: Adapter | str = OPENAI_CHAT,
     ) -> str | None:
         """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off."""
-        input: dict[str, Any] = {"command": "dcp", "arguments": arguments, "sessionID": session_id}
+        view: list[Any] | None = None
         if messages:
             try:
-                input["messages"] = self.view(format, messages, session_id=session_id).messages
+                view = self.view(format, messages, session_id=session_id).messages
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows
                 log.exception("dcp: could not read the messages for /dcp")
-        output: dict[str, Any] = {}
-        self.runtime.command(input, output)
-        if not output.get("handled"):
-            return None
-        return "\n".join(str(p.get("text", "")) for p in output.get("parts", []) if isinstance(p, dict))
+        return answer(self.runtime, COMMAND, arguments, session_id_of({"sessionID": session_id}, view or []), view)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.formats.kinds import Kind, media_marker
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 
 SELF = -1  # a Site position meaning "the provider item itself" (not a block inside it)
 
@@ -41,7 +41,7 @@ class Site:
 
 
 @dataclass(slots=True)
-class Edit:
+class ItemEdit:
     """One field of one call to rewrite in a provider item: ``position`` inside the item, the new value."""
 
     position: int
@@ -144,7 +144,7 @@ def media_digest(data: object) -> str:
     return type(data).__name__
 
 
-def edits_of(view: View, decisions: Iterable[Decision]) -> list[Edit]:
+def edits_of(view: View, decisions: Iterable[Decision]) -> list[ItemEdit]:
     """The rewrites some decisions ask for: each one's place and the value a placeholder writes there."""
     edits = []
     for decision in decisions:
@@ -153,7 +153,7 @@ def edits_of(view: View, decisions: Iterable[Decision]) -> list[Edit]:
         if site is not None and where is not None:
             value = decision.value
             # A copy, so that a host changing what it sent cannot alter the decision's value.
-            edits.append(Edit(where[1], decision.field, dict(value) if type(value) is dict else value, site, decision.cuts is None))
+            edits.append(ItemEdit(where[1], decision.field, dict(value) if type(value) is dict else value, site, decision.cuts is None))
     return edits
 
 
@@ -164,7 +164,7 @@ def item_of(view: View, decision: Decision) -> int | None:
     return None if where is None else where[0]
 
 
-def markers(edit: Edit) -> list[str]:
+def markers(edit: ItemEdit) -> list[str]:
     """The typed markers an output edit leaves for the media it removes."""
     if edit.field != "output" or not edit.whole:
         return []

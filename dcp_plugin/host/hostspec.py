@@ -18,14 +18,50 @@ host: a plugin that fails leaves the outgoing data exactly as it was.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
+
+from dcp_plugin.host.notifier import Notify
+from dcp_plugin.model.refs import ModelRef, model_ref
 
 PROJECT_NAME = "agent_host"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+Summarize = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class HostStartup:
+    """What :func:`host_startup`'s ``context`` says, as plain values; a key of the wrong type counts as absent."""
+
+    directory: str | None = None
+    worktree: str | None = None
+    notify: Notify | None = None
+    summarize: Summarize | None = None
+    model: ModelRef | None = None
+    persist: bool = True
+
+    @classmethod
+    def read(cls, context: Mapping[str, Any]) -> HostStartup:
+        """The values of a ``host_startup`` context (the bridge's startup request carries the same keys)."""
+        directory = context.get("directory")
+        worktree = context.get("worktree")
+        notify = context.get("notify")
+        summarize = context.get("summarize")
+        return cls(
+            str(directory) if isinstance(directory, (str, os.PathLike)) and str(directory) else None,
+            worktree if isinstance(worktree, str) else None,
+            notify if callable(notify) else None,
+            summarize if callable(summarize) else None,
+            model_ref(context.get("model")),
+            context.get("persist") is not False,
+        )
 
 
 @hookspec

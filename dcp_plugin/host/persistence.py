@@ -8,11 +8,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
 
 log = logging.getLogger("dcp_plugin")
@@ -40,58 +39,6 @@ def _flush_all_at_exit() -> None:
 atexit.register(_flush_all_at_exit)
 
 
-@dataclass
-class _Pending:
-    """One session's writes waiting for the next flush."""
-
-    decisions: list[store_mod.Decision] = field(default_factory=list)
-    manual: dict[str, str] = field(default_factory=dict)
-    requests: int = 0
-    saved_sent: int = 0
-    snapshot: Mapping[str, Any] | None = None
-    cost_without: float = 0.0
-    cost_with: float = 0.0
-    rewritten: int = 0
-    restores: list[store_mod.Restore] = field(default_factory=list)
-    pins: dict[str, bool] = field(default_factory=dict)
-
-    def dirty(self) -> bool:
-        return bool(
-            self.decisions or self.manual or self.requests or self.snapshot is not None or self.restores or self.pins
-        )
-
-    def take(self, session_id: str) -> store_mod.SessionBatch:
-        batch = store_mod.SessionBatch(
-            session_id,
-            self.decisions,
-            self.manual,
-            self.requests,
-            self.saved_sent,
-            self.snapshot,
-            self.cost_without,
-            self.cost_with,
-            self.rewritten,
-            self.restores,
-            self.pins,
-        )
-        self.decisions, self.manual, self.requests, self.saved_sent, self.snapshot = [], {}, 0, 0, None
-        self.cost_without, self.cost_with, self.rewritten, self.restores, self.pins = 0.0, 0.0, 0, [], {}
-        return batch
-
-    def give_back(self, batch: store_mod.SessionBatch) -> None:
-        self.decisions[:0] = batch.decisions
-        self.manual = {**batch.manual, **self.manual}
-        self.requests += batch.requests
-        self.saved_sent += batch.tokens_saved_sent
-        self.cost_without += batch.cost_without
-        self.cost_with += batch.cost_with
-        self.rewritten += batch.rewritten_tokens
-        self.restores[:0] = batch.restores
-        self.pins = {**batch.pins, **self.pins}
-        if self.snapshot is None:
-            self.snapshot = batch.snapshot
-
-
 class Persistence:
     """Per-session writes queued on the request path and saved in one short transaction.
 
@@ -107,7 +54,7 @@ class Persistence:
         self._choice: Any = store
         self._resolved: store_mod.Store | None = None
         self._warn = warn
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, store_mod.SessionBatch] = {}
         self._reported: dict[str, set[str]] = {}
         self._lock = threading.RLock()
         self._last_flush = 0.0
@@ -144,37 +91,44 @@ class Persistence:
             self._reported.setdefault(session_id, set()).update(stored.pruned)
         return stored
 
+    def _queue(self, session_id: str) -> store_mod.SessionBatch:
+        """The session's writes waiting for the next flush (hold the lock)."""
+        queued = self._pending.get(session_id)
+        if queued is None:
+            queued = self._pending[session_id] = store_mod.SessionBatch(session_id)
+        return queued
+
     def record(self, session_id: str, decisions: Iterable[Decision]) -> list[Decision]:
         """Queue newly applied decisions; returns those never reported before for this session."""
         fresh: list[Decision] = []
         with self._lock:
             reported = self._reported.setdefault(session_id, set())
-            pending = self._pending.setdefault(session_id, _Pending())
+            pending = self._queue(session_id)
             for decision in decisions:
                 if decision.call_id in reported:
                     continue
                 reported.add(decision.call_id)
                 fresh.append(decision)
                 pending.decisions.append(
-                    store_mod.Decision(decision.call_id, decision.tool, decision.strategy, decision.tokens_saved)
+                    store_mod.DecisionRow(decision.call_id, decision.tool, decision.strategy, decision.tokens_saved)
                 )
         return fresh
 
     def record_restores(self, session_id: str, restores: Iterable[store_mod.Restore]) -> None:
         """Queue the model's restore calls (the store counts each call once, however often it is queued)."""
         with self._lock:
-            self._pending.setdefault(session_id, _Pending()).restores.extend(restores)
+            self._queue(session_id).restores.extend(restores)
 
     def record_manual(self, session_id: str, manual: Mapping[str, str]) -> None:
         """Queue user decisions (sweeps) and save them now: they cannot be recomputed from the history."""
         with self._lock:
-            self._pending.setdefault(session_id, _Pending()).manual.update(manual)
+            self._queue(session_id).manual.update(manual)
         self.flush(force=True)
 
     def record_pins(self, session_id: str, pins: Mapping[str, bool]) -> None:
         """Queue pins (True) and unpins (False) and save them now; a pin takes back a queued sweep of its call."""
         with self._lock:
-            pending = self._pending.setdefault(session_id, _Pending())
+            pending = self._queue(session_id)
             for call_id, pinned in pins.items():
                 pending.pins[call_id] = pinned
                 if pinned:
@@ -186,9 +140,9 @@ class Persistence:
     ) -> None:
         """Queue one request's counters (tokens saved, its cost with and without the plugin) and the snapshot."""
         with self._lock:
-            pending = self._pending.setdefault(session_id, _Pending())
+            pending = self._queue(session_id)
             pending.requests += 1
-            pending.saved_sent += saved_tokens
+            pending.tokens_saved_sent += saved_tokens
             if cost is not None:
                 pending.cost_without += cost.cost_without
                 pending.cost_with += cost.cost_with
@@ -230,12 +184,12 @@ class Persistence:
                 if store is None:
                     self._pending.clear()
                     return
-                pending = [(sid, p, p.take(sid)) for sid, p in self._pending.items() if p.dirty()]
-            if not pending:
+                taken = [self._pending.pop(sid) for sid, queued in list(self._pending.items()) if not queued.empty()]
+            if not taken:
                 return
-            if not store.save([batch for _, _, batch in pending]) and store.available:
+            if not store.save(taken) and store.available:
                 with self._lock:
-                    for _, queue, batch in pending:
-                        queue.give_back(batch)
+                    for batch in taken:
+                        self._queue(batch.session_id).give_back(batch)
         except Exception:  # noqa: BLE001
             log.exception("dcp: saving the pruning state failed")

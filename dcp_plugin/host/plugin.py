@@ -1,13 +1,25 @@
-"""The plugin object a host registers: its hook implementations only wire the runtime."""
+"""The plugin object a host registers: its hook implementations read the hook shapes and call the runtime.
+
+The shapes of :mod:`~dcp_plugin.host.hostspec` (``input``/``output`` dicts, lists changed in
+place) are read and written here and nowhere else; the runtime and the command layer take and
+return plain values.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from typing import Any
 
 from dcp_plugin.budget.tips import tip_text
-from dcp_plugin.host.hostspec import hookimpl
+from dcp_plugin.commands.dispatch import answer
+from dcp_plugin.host.hostspec import HostStartup, hookimpl
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.model.messages import session_id_of
+from dcp_plugin.model.refs import model_ref
+
+log = logging.getLogger("dcp_plugin")
 
 
 class DcpPlugin:
@@ -23,17 +35,50 @@ class DcpPlugin:
     @hookimpl
     def host_startup(self, context: dict[str, Any]) -> None:
         """Adopt the host's project directory and capabilities."""
-        self.runtime.startup(context)
+        if isinstance(context, Mapping):
+            self.runtime.startup(HostStartup.read(context))
 
     @hookimpl
     def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Prune obsolete tool content from the outgoing messages, in place."""
-        self.runtime.transform(input, output)
+        """Prune obsolete tool content from ``output["messages"]`` in place, or leave it untouched."""
+        try:
+            messages = output.get("messages") if isinstance(output, Mapping) else None
+            if not isinstance(messages, list) or not messages:
+                return
+            hook_input = input if isinstance(input, Mapping) else {}
+            session_id = session_id_of(hook_input, messages)
+            model = model_ref(hook_input.get("model"))
+        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+            log.exception("dcp: could not read the transform hook's input; the request is sent unchanged")
+            return
+        self.runtime.prune(session_id, messages, model=model)
 
     @hookimpl
     def command_execute_before(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Answer `/dcp ...` commands."""
-        self.runtime.command(input, output)
+        """Answer `/dcp ...` with one text part appended to ``output["parts"]``; other commands are left alone."""
+        if not isinstance(input, Mapping) or not isinstance(output, dict):
+            return
+        name = input.get("command")
+        if not isinstance(name, str):
+            return
+        arguments = input.get("arguments")
+        raw = input.get("messages")
+        messages = raw if isinstance(raw, list) and raw else None
+        text = answer(
+            self.runtime,
+            name,
+            arguments if isinstance(arguments, str) else "",
+            session_id_of(input, messages or []),
+            messages,
+            model_ref(input.get("model")),
+        )
+        if text is None:
+            return
+        output["handled"] = True
+        parts = output.get("parts")
+        if not isinstance(parts, list):
+            parts = output["parts"] = []
+        parts.append({"type": "text", "text": text})
 
     @hookimpl
     def tool_definitions(self) -> list[dict[str, Any]]:
@@ -50,8 +95,14 @@ class DcpPlugin:
 
     @hookimpl
     def system_prompt_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Add what the tools are for to the system prompt, while they are offered."""
-        self.runtime.system_transform(input, output)
+        """Append what the tools are for to ``output["system"]`` (a list of strings), while they are offered."""
+        try:
+            system = output.get("system") if isinstance(output, Mapping) else None
+            text = self.runtime.system_text() if isinstance(system, list) else None
+            if text is not None and isinstance(system, list) and text not in system:
+                system.append(text)
+        except Exception:  # noqa: BLE001 - the request goes out without the text
+            log.exception("dcp: could not add to the system prompt")
 
     @hookimpl
     def context_snapshot(self, session_id: str) -> dict[str, Any] | None:

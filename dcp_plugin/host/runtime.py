@@ -1,18 +1,20 @@
 """The plugin's runtime: every session of one host process, and the one per-request API all façades use.
 
-The façades (the pluggy hooks in :mod:`~dcp_plugin.host.plugin`, the bridge server, the
-``/dcp`` commands, replay and the benchmarks) call only the public methods here:
+It takes and returns plain values and knows no hook shapes: the façades (the pluggy hooks in
+:mod:`~dcp_plugin.host.plugin`, the bridge server, the provider adapters, the ``/dcp`` commands in
+:mod:`~dcp_plugin.commands.dispatch`, replay) convert what their host hands them and call only the
+public methods here:
 
 - :meth:`Runtime.prepare` syncs a session with the messages about to be sent and returns the
   :class:`Outgoing` patches (all of them, or those applied since the caller's token);
 - :meth:`Runtime.finish` does the bookkeeping of a sent request (notifications, the context
   snapshot and its tip, statistics); it never raises, and a bridge calls it after replying;
-- :meth:`Runtime.transform` is both in one call, for hosts that hand a mutable list;
+- :meth:`Runtime.prune` is both in one call, for hosts that hand the outgoing list itself;
 - :meth:`Runtime.tool_definitions`, :meth:`Runtime.execute_tool` and :meth:`Runtime.system_text`
   for hosts that offer the model the plugin's tools (discard, extract, restore);
 - :meth:`Runtime.reset`, :meth:`Runtime.drop`, :meth:`Runtime.snapshot`,
   :meth:`Runtime.compaction_advice`, :meth:`Runtime.sweep`, :meth:`Runtime.pin`, :meth:`Runtime.view` and
-  :meth:`Runtime.command` for the rest.
+  :meth:`Runtime.sync_for_command` for the rest.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -29,26 +32,27 @@ from typing import Any, Protocol
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import tip_text
-from dcp_plugin.commands.sweep import SweepPlan, select
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
-from dcp_plugin.host.notifications import format_notification
+from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
-from dcp_plugin.host.snapshots import SnapshotTracker
-from dcp_plugin.pipeline.conversation import ModelRef, model_ref, session_id_of
+from dcp_plugin.host.prune_notice import format_notification
+from dcp_plugin.host.session_budget import SessionBudget
+from dcp_plugin.model.refs import ModelRef, request_model
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ids import normalize_id
-from dcp_plugin.pipeline.ledger import CallRecord
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
 from dcp_plugin.pipeline.modeltools.judge import restorable
-from dcp_plugin.pipeline.placeholders import Decision, Desync, Patches, apply, plan
+from dcp_plugin.pipeline.patches import Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import DEDUPLICATION, SWEEP
+from dcp_plugin.pipeline.sweep import SweepPlan, select
 
 log = logging.getLogger("dcp_plugin")
 
@@ -125,6 +129,7 @@ class SweepOutcome:
 
     plan: SweepPlan
     swept: tuple[Decision, ...]
+    directory: str  # the session's project directory: paths are named relative to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +149,12 @@ class PinOutcome:
 @dataclass(eq=False)
 class _Session:
     state: SessionState
-    snapshots: SnapshotTracker
+    budget: SessionBudget
     model: ModelRef | None = None
+    # Held by everything that reads or changes this session. A session's first request replays
+    # the history it implies (about 5 s at 20,000 messages): under one runtime-wide lock every
+    # other session's request waited that long; under its own lock they do not wait at all.
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
 
 class Runtime:
@@ -167,32 +176,28 @@ class Runtime:
         self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
         self._create_global_config = create_global_config
         self._sessions: dict[str, _Session] = {}
+        # The runtime-wide lock guards only what sessions share (the sessions map, the latest
+        # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
         self._persistence = Persistence(store, self.notifier.warn)
-        self._summarize: Callable[[dict[str, Any]], Any] | None = None
+        self._summarize: Summarize | None = None
         self._startup_model: ModelRef | None = None
         self._debug_log: Any = None
         self._last: dict[str, Outgoing] = {}
         self._tools_offered = False  # the host asked for the tool definitions: it offers them to the model
 
     # -- setup -------------------------------------------------------------------------------
-    def startup(self, context: Mapping[str, Any]) -> None:
-        """Adopt the host's directory and capabilities (see ``hostspec.host_startup``)."""
-        if not isinstance(context, Mapping):
-            return
-        directory = context.get("directory")
-        if isinstance(directory, (str, os.PathLike)) and str(directory):
-            if str(directory) != self.directory and not isinstance(self._config, StaticConfig):
+    def startup(self, host: HostStartup) -> None:
+        """Adopt the host's directory and capabilities (see ``hostspec.host_startup``); absent ones are cleared."""
+        if host.directory is not None:
+            if host.directory != self.directory and not isinstance(self._config, StaticConfig):
                 self._config = None  # the project's config files are elsewhere
-            self.directory = str(Path(directory))
-        worktree = context.get("worktree")
-        self.project_root = str(project_root(self.directory, worktree if isinstance(worktree, str) else None))
-        notify = context.get("notify")
-        self.notifier.host = notify if callable(notify) else None
-        summarize = context.get("summarize")
-        self._summarize = summarize if callable(summarize) else None
-        self._startup_model = model_ref(context.get("model"))
-        if context.get("persist") is False:
+            self.directory = str(Path(host.directory))
+        self.project_root = str(project_root(self.directory, host.worktree))
+        self.notifier.host = host.notify
+        self._summarize = host.summarize
+        self._startup_model = host.model
+        if not host.persist:
             self._persistence.use(None)
         if self._create_global_config:
             self._config_source().ensure_global_file()
@@ -241,9 +246,8 @@ class Runtime:
         config = self.config()
         if not config.enabled:
             return None
-        with self._lock:
-            session = self._session(session_id, config)
-            state = session.state
+        session = self._session(session_id, config)
+        with self._locked(session) as state:
             host_model = (model or ModelRef()).merged_over(self._startup_model)
             state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
@@ -264,7 +268,8 @@ class Runtime:
                 state.saved_tokens,
                 state.in_force_count,
             )
-            self._last[session_id] = outgoing
+            with self._lock:
+                self._last[session_id] = outgoing
             return outgoing
 
     @staticmethod
@@ -274,8 +279,8 @@ class Runtime:
         return plan(messages, state.applied), False
 
     def _model_for(self, model: ModelRef | None, named: ModelRef | None) -> ModelRef | None:
-        """The request's model: the host's, else the startup one, else the newest a message names."""
-        known = (model or ModelRef()).merged_over(self._startup_model).merged_over(named)
+        """The request's model: the newest a message names, blanks filled from the host's, then the startup one."""
+        known = request_model(named, (model or ModelRef()).merged_over(self._startup_model))
         return None if known == ModelRef() else known
 
     def finish(self, outgoing: Outgoing, messages: Sequence[Any], *, request: bool = True) -> ContextSnapshot | None:
@@ -284,11 +289,10 @@ class Runtime:
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
         try:
-            with self._lock:
-                session = self._sessions.get(outgoing.session_id)
-                if session is None:
-                    return None
-                state = session.state
+            session = self._find(outgoing.session_id)
+            if session is None:
+                return None
+            with self._locked(session) as state:
                 config = state.config
                 costs = state.scheduler.take_costs()
                 # Only the request being sent now is counted: earlier requests of the implied
@@ -306,8 +310,8 @@ class Runtime:
                         state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
                     )
                 image_tokens = config.context_budget.image_token_estimate
-                snapshot = session.snapshots.observe(state.epoch, messages, session.model, image_tokens)
-                tip = session.snapshots.tip_change()
+                snapshot = session.budget.observe(state.epoch, messages, session.model, image_tokens)
+                tip = session.budget.tip_change()
                 if request:
                     self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
@@ -318,16 +322,16 @@ class Runtime:
             log.exception("dcp: post-request bookkeeping failed")
             return None
 
-    def transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
-        """The chat_messages_transform hook: prune ``output["messages"]`` in place, or leave it untouched."""
+    def prune(self, session_id: str, messages: list[Any], *, model: ModelRef | None = None) -> None:
+        """Prune ``messages`` in place before they are sent (prepare, apply, finish), or leave them untouched.
+
+        For hosts that hand the outgoing list itself. Never raises: on an internal failure the
+        request goes out unpruned.
+        """
         try:
-            messages = output.get("messages") if isinstance(output, Mapping) else None
-            if not isinstance(messages, list) or not messages:
+            if not messages:
                 return
-            hook_input = input if isinstance(input, Mapping) else {}
-            outgoing = self.prepare(
-                session_id_of(hook_input, messages), messages, model=model_ref(hook_input.get("model"))
-            )
+            outgoing = self.prepare(session_id, messages, model=model)
             if outgoing is None:
                 return
             apply(outgoing.patches)
@@ -337,10 +341,15 @@ class Runtime:
         self.finish(outgoing, messages)
 
     # -- sessions ----------------------------------------------------------------------------
+    def _find(self, session_id: str) -> _Session | None:
+        with self._lock:
+            return self._sessions.get(session_id)
+
     def _session(self, session_id: str, config: DcpConfig) -> _Session:
-        session = self._sessions.get(session_id)
+        """The session, restored from the store on first sight; lock it before touching its state."""
+        session = self._find(session_id)
         if session is None:
-            stored = self._persistence.load(session_id)
+            stored = self._persistence.load(session_id)  # outside the runtime lock: it reads the disk
             snapshot = None
             if stored.snapshot:
                 try:
@@ -356,17 +365,26 @@ class Runtime:
                 tools_offered=self._tools_offered,
                 pinned=stored.pinned,
             )
-            session = self._sessions[session_id] = _Session(state, SnapshotTracker(snapshot))
-        else:
-            session.state.reconfigure(config)
+            with self._lock:  # another thread may have made it meanwhile: theirs wins
+                session = self._sessions.setdefault(session_id, _Session(state, SessionBudget(snapshot)))
+        with self._locked(session) as state:
+            state.reconfigure(config)
         return session
+
+    @contextmanager
+    def _locked(self, session: _Session) -> Iterator[SessionState]:
+        """Hold one session's lock; a session made before the host asked for the tools learns of them here."""
+        with session.lock:
+            if self._tools_offered:
+                session.state.offer_tools(True)
+            yield session.state
 
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
-                session.state.restart()
+        session = self._find(session_id)
+        if session is not None:
+            with self._locked(session) as state:
+                state.restart()
 
     def drop(self, session_id: str) -> None:
         """Forget a session (its saved state stays in the store; it is restored on next sight)."""
@@ -387,11 +405,10 @@ class Runtime:
 
     def view(self, session_id: str) -> SessionView | None:
         """A read-only picture of a session, None when it was never seen."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             return SessionView(
                 session_id,
                 state.config,
@@ -408,10 +425,10 @@ class Runtime:
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
-                return session.snapshots.latest
+        session = self._find(session_id)
+        if session is not None:
+            with self._locked(session):
+                return session.budget.latest
         stored = self._persistence.load(session_id).snapshot
         try:
             return ContextSnapshot.from_dict(stored) if stored else None
@@ -427,11 +444,10 @@ class Runtime:
         """
         try:
             enabled = self.config().context_budget.compaction.enabled
-            with self._lock:
-                session = self._sessions.get(session_id)
+            session = self._find(session_id)
             if session is None:
                 return None
-            return session.snapshots.compaction_advice(enabled, self._summarize, list(messages or []))
+            return session.budget.compaction_advice(enabled, self._summarize, list(messages or []))
         except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
             log.exception("dcp: compaction advice failed")
             return None
@@ -446,18 +462,16 @@ class Runtime:
 
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             selection = select(
                 state.ledger.records,
                 messages,
                 count,
                 state.config.sweep_protected(),
                 state.protector,
-                state.directory,
                 state.config.strategy_section(DEDUPLICATION).ignore_fields,
                 state.pinned,
             )
@@ -466,7 +480,7 @@ class Runtime:
             if applied:
                 self._debug(state, self._persistence.record(session_id, applied))
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
-        return SweepOutcome(selection, tuple(swept))
+        return SweepOutcome(selection, tuple(swept), state.directory)
 
     def pin(self, session_id: str, idents: Sequence[str], pinned: bool = True) -> PinOutcome | None:
         """Pin (or unpin) the calls the short ids name in the session as last synced; None for an unknown session.
@@ -475,11 +489,10 @@ class Runtime:
         that carried a placeholder goes out whole again, and an unpinned one may be pruned again.
         Pins are saved at once, like sweeps.
         """
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            state = session.state
+        session = self._find(session_id)
+        if session is None:
+            return None
+        with self._locked(session) as state:
             found: list[CallRecord] = []
             unknown: list[str] = []
             for ident in idents:
@@ -508,11 +521,8 @@ class Runtime:
         history are judged and their prunes made. Empty when the plugin is disabled.
         """
         config = self.config()
-        with self._lock:
-            if not self._tools_offered:
-                self._tools_offered = True
-                for session in self._sessions.values():
-                    session.state.offer_tools(True)
+        # Each session learns of it the next time it is locked (see _locked): none waits for another.
+        self._tools_offered = True
         return definitions(config.tools) if config.enabled else []
 
     def system_text(self) -> str | None:
@@ -549,8 +559,7 @@ class Runtime:
             if not self._tools_offered:
                 self.tool_definitions()
             cut = _call_message(messages, call_id)
-            with self._lock:
-                state = self._session(session_id, config).state
+            with self._locked(self._session(session_id, config)) as state:
                 if cut >= state.ledger.mark.count:
                     host_model = (model or ModelRef()).merged_over(self._startup_model)
                     state.update(messages[:cut], request=True, model=host_model)
@@ -560,46 +569,7 @@ class Runtime:
             log.exception("dcp: the %s tool failed", name)
             return ToolResult(f"dcp: {name} failed inside the plugin ({type(exc).__name__}); nothing was changed.", True, f"{name}: failed")
 
-    def system_transform(self, input: Mapping[str, Any] | None, output: Mapping[str, Any]) -> None:
-        """The system-prompt hook: append :meth:`system_text` to ``output["system"]`` (a list of strings)."""
-        try:
-            system = output.get("system") if isinstance(output, Mapping) else None
-            text = self.system_text() if isinstance(system, list) else None
-            if text is not None and isinstance(system, list) and text not in system:
-                system.append(text)
-        except Exception:  # noqa: BLE001 - the request goes out without the text
-            log.exception("dcp: could not add to the system prompt")
-
     # -- commands ----------------------------------------------------------------------------
-    def command(self, input: Mapping[str, Any], output: dict[str, Any]) -> None:
-        """The command_execute_before hook: answers `/dcp ...`; other commands are left alone."""
-        if not isinstance(input, Mapping) or not isinstance(output, dict):
-            return
-        name = input.get("command")
-        if not isinstance(name, str) or name.strip().lstrip("/") != "dcp":
-            return
-        try:
-            config = self.config()
-            if not config.enabled or not config.commands.enabled:
-                return
-        except Exception:  # noqa: BLE001
-            log.exception("dcp: could not read the config for /dcp")
-            return
-        arguments = input.get("arguments")
-        arguments = arguments if isinstance(arguments, str) else ""
-        try:
-            from dcp_plugin.commands.dispatch import run
-
-            text = run(self, input, arguments)
-        except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
-            log.exception("dcp: /dcp %s failed", arguments)
-            text = f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
-        output["handled"] = True
-        parts = output.get("parts")
-        if not isinstance(parts, list):
-            parts = output["parts"] = []
-        parts.append({"type": "text", "text": text})
-
     def sync_for_command(
         self, session_id: str, messages: Sequence[Any] | None, model: ModelRef | None
     ) -> ContextSnapshot | None:
@@ -629,18 +599,19 @@ class Runtime:
         from dcp_plugin.host.debuglog import DebugLog, state_dir
 
         path = state_dir() / "debug.log"
-        if self._debug_log is None or self._debug_log.path != path:
-            if self._debug_log is not None:
-                self._debug_log.close()
-            self._debug_log = DebugLog(path)
-        for d in decisions:
-            self._debug_log.decision(
-                state.session_id,
-                d.call_id,
-                d.tool,
-                d.strategy,
-                f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
-            )
+        with self._lock:  # one log file for every session
+            if self._debug_log is None or self._debug_log.path != path:
+                if self._debug_log is not None:
+                    self._debug_log.close()
+                self._debug_log = DebugLog(path)
+            for d in decisions:
+                self._debug_log.decision(
+                    state.session_id,
+                    d.call_id,
+                    d.tool,
+                    d.strategy,
+                    f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
+                )
 
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:

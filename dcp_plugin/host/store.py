@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.xdg import PRIVATE_DIR_MODE, base_dir, make_dirs
 
 log = logging.getLogger("dcp_plugin.host.store")
@@ -113,7 +114,7 @@ def default_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class DecisionRow:
     """One pruned call as persisted: never its content."""
 
     call_id: str
@@ -132,18 +133,16 @@ class Restore:
 
 
 @dataclass(slots=True)
-class SessionBatch:
-    """What one flush writes for one session; counters are deltas added to the stored ones."""
+class SessionBatch(CostTotals):
+    """What one flush writes for one session; its totals are deltas added to the stored ones.
+
+    The persistence queue holds one per session until a flush takes it whole.
+    """
 
     session_id: str
-    decisions: list[Decision] = field(default_factory=list)
+    decisions: list[DecisionRow] = field(default_factory=list)
     manual: dict[str, str] = field(default_factory=dict)
-    requests: int = 0
-    tokens_saved_sent: int = 0
     snapshot: Mapping[str, Any] | None = None
-    cost_without: float = 0.0
-    cost_with: float = 0.0
-    rewritten_tokens: int = 0
     restores: list[Restore] = field(default_factory=list)
     pins: dict[str, bool] = field(default_factory=dict)  # call id -> pinned (True) or unpinned (False)
 
@@ -157,6 +156,20 @@ class SessionBatch:
             or self.restores
             or self.pins
         )
+
+    def give_back(self, batch: SessionBatch) -> None:
+        """Queue again, before what was queued since, a batch that could not be written."""
+        self.decisions[:0] = batch.decisions
+        self.manual = {**batch.manual, **self.manual}
+        self.requests += batch.requests
+        self.tokens_saved_sent += batch.tokens_saved_sent
+        self.cost_without += batch.cost_without
+        self.cost_with += batch.cost_with
+        self.rewritten += batch.rewritten
+        self.restores[:0] = batch.restores
+        self.pins = {**batch.pins, **self.pins}
+        if self.snapshot is None:
+            self.snapshot = batch.snapshot
 
 
 @dataclass(slots=True)
@@ -172,29 +185,14 @@ class StoredSession:
 
 
 @dataclass(slots=True)
-class Stats:
+class Stats(CostTotals):
     """Pruning statistics of one session or of all of them."""
 
     by_strategy: dict[str, tuple[int, int]] = field(default_factory=dict)
     sessions: int = 0
-    requests: int = 0
-    tokens_saved_sent: int = 0
-    cost_without: float = 0.0
-    cost_with: float = 0.0
-    rewritten_tokens: int = 0
     restores: int = 0  # calls of the model's restore tool
     restored_outputs: int = 0
     restored_tokens: int = 0
-
-    @property
-    def net_saved(self) -> float:
-        """What the plugin saved, in base-input-token units, after its own cache rewrites."""
-        return self.cost_without - self.cost_with
-
-    @property
-    def net_percent(self) -> float | None:
-        """The net saving as a share of what the same requests cost without the plugin."""
-        return 100 * self.net_saved / self.cost_without if self.cost_without > 0 else None
 
     @property
     def calls(self) -> int:
@@ -213,9 +211,9 @@ class Stats:
             "tokens_saved_over_requests": self.tokens_saved_sent,
             "cost_without_plugin": round(self.cost_without, 1),
             "cost_with_plugin": round(self.cost_with, 1),
-            "net_saved": round(self.net_saved, 1),
+            "net_saved": round(self.saved, 1),
             "net_saved_percent": None if self.net_percent is None else round(self.net_percent, 2),
-            "rewritten_tokens": self.rewritten_tokens,
+            "rewritten_tokens": self.rewritten,
             "restores": {"calls": self.restores, "outputs": self.restored_outputs, "tokens": self.restored_tokens},
             "by_strategy": {
                 name: {"calls": count, "tokens_saved_per_request": tokens}
@@ -556,7 +554,7 @@ class Store:
                         snapshot,
                         batch.cost_without,
                         batch.cost_with,
-                        batch.rewritten_tokens,
+                        batch.rewritten,
                     ),
                 )
                 if batch.decisions:
@@ -629,7 +627,7 @@ def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stat
             f" FROM sessions {only[0]}",
             only[1],
         ).fetchone()
-        stats.cost_without, stats.cost_with, stats.rewritten_tokens = float(costs[0]), float(costs[1]), int(costs[2])
+        stats.cost_without, stats.cost_with, stats.rewritten = float(costs[0]), float(costs[1]), int(costs[2])
     return stats
 
 

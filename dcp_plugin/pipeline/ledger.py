@@ -6,56 +6,24 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from dcp_plugin.pipeline.conversation import (
+from dcp_plugin.model.history import HistoryMark
+from dcp_plugin.model.messages import (
     FINAL_STATUSES,
-    HistoryMark,
+    Message,
+    Part,
+    ToolState,
     call_id_of,
     is_assistant,
     is_user,
     message_id,
     parts_of,
 )
+from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
 
-if TYPE_CHECKING:
-    from dcp_plugin.pipeline.placeholders import Decision
 
-
-@dataclass(slots=True, eq=False)
-class CallRecord:
-    """What the strategies need to know about one tool call, and where it is; never its content.
-
-    ``output_decision`` and ``input_decision`` are the decisions that currently own each
-    field (None while nothing prunes it): the one place that says whether a call is pruned.
-    ``note`` is the plugin's own text appended to the output (the prunable list), which is
-    not a prune. ``ident`` is the short id the model names the call by (:mod:`..ids`);
-    ``step`` counts the assistant messages up to and including the call's own.
-    """
-
-    call_id: str
-    tool: str
-    seq: int
-    message_index: int
-    part_index: int
-    part_id: str | None
-    message_id: str | None
-    turn: int
-    status: str
-    ident: str | None = None
-    step: int = 0
-    output_decision: Decision | None = None
-    input_decision: Decision | None = None
-    note: Decision | None = None
-
-    @property
-    def pruned(self) -> bool:
-        """Whether some decision replaces a field of this call."""
-        return self.output_decision is not None or self.input_decision is not None
-
-
-def drop_nulls(value: Any, depth: int = 0) -> Any:
+def drop_nulls(value: object, depth: int = 0) -> object:
     """The value with None dropped from every mapping, at every depth."""
     if depth > 200:
         return value
@@ -66,7 +34,7 @@ def drop_nulls(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def signature(tool: str, tool_input: Any) -> bytes:
+def signature(tool: str, tool_input: object) -> bytes:
     """A compact digest identifying tool + input, blind to key order and null values."""
     try:
         text = json.dumps(
@@ -100,7 +68,7 @@ class Ledger:
         self.step_at: list[int] = []  # per message index: assistant messages up to and including it
         self._seq = 0
 
-    def continues(self, messages: Sequence[Any], changed_from: int | None = None) -> bool:
+    def continues(self, messages: Sequence[Message], changed_from: int | None = None) -> bool:
         """Whether ``messages`` can be synced incrementally (else the caller starts over).
 
         ``changed_from``: the host says messages from that index on were resent (a tool part
@@ -114,7 +82,7 @@ class Ledger:
         ids = self.message_ids
         return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
 
-    def sync(self, messages: Sequence[Any], changed_from: int | None = None, end: int | None = None) -> SyncResult:
+    def sync(self, messages: Sequence[Message], changed_from: int | None = None, end: int | None = None) -> SyncResult:
         """Record what is new in the first ``end`` messages (default: all) since the last sync.
 
         The caller checks :meth:`continues` first.
@@ -146,7 +114,7 @@ class Ledger:
         result.new_turns = self.turn != turn_before
         return result
 
-    def _scan_parts(self, messages: Sequence[Any], index: int, result: SyncResult) -> None:
+    def _scan_parts(self, messages: Sequence[Message], index: int, result: SyncResult) -> None:
         message = messages[index]
         parts = parts_of(message)
         for part_index, part in enumerate(parts):
@@ -184,7 +152,7 @@ class Ledger:
             else:
                 self.unfinished.append(record)
 
-    def _recheck_unfinished(self, messages: Sequence[Any], result: SyncResult) -> None:
+    def _recheck_unfinished(self, messages: Sequence[Message], result: SyncResult) -> None:
         still: list[CallRecord] = []
         for record in self.unfinished:
             state = self.state_of(messages, record)
@@ -198,7 +166,7 @@ class Ledger:
         result.finished.sort(key=lambda r: r.seq)
 
     @staticmethod
-    def part_of(messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
+    def part_of(messages: Sequence[Message], record: CallRecord) -> Part | None:
         """The record's part in ``messages``, or None when it is not where it was."""
         try:
             message = messages[record.message_index]
@@ -212,7 +180,7 @@ class Ledger:
         return part
 
     @classmethod
-    def state_of(cls, messages: Sequence[Any], record: CallRecord) -> dict[str, Any] | None:
+    def state_of(cls, messages: Sequence[Message], record: CallRecord) -> ToolState | None:
         """The record's tool state dict in ``messages``, or None."""
         part = cls.part_of(messages, record)
         state = part.get("state") if part is not None else None

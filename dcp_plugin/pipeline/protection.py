@@ -7,28 +7,11 @@ import posixpath
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any
 
 import pathspec
 from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
-from dcp_plugin.pipeline.globs import compile_spec
-
-# Tools whose calls no automatic strategy and no sweep may prune; config can add, never remove.
-HARDCODED_PROTECTED_TOOLS: frozenset[str] = frozenset(
-    {
-        "task",
-        "todowrite",
-        "todoread",
-        "discard",
-        "extract",
-        "batch",
-        "write",
-        "edit",
-        "plan_enter",
-        "plan_exit",
-    }
-)
+from dcp_plugin.config.globs import compile_spec
 
 # The argument keys that hold a path, at the top level of a tool's input and in each entry of
 # an `edits` list; `patchText` holds apply_patch headers. The README lists the same keys.
@@ -58,7 +41,7 @@ _SLASHES = re.compile(r"/{2,}")
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
-def extract_paths(tool: str, tool_input: Any) -> tuple[str, ...]:
+def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
     if not isinstance(tool_input, dict):
         return ()

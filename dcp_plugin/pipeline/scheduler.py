@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
+from dcp_plugin.cost.totals import CostTotals
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.fenwick import Fenwick
-from dcp_plugin.pipeline.placeholders import Decision
 
 # Batches evaluated per request at most: the shallowest pending positions and an even spread
 # of the deeper ones, so a session with thousands of waiting prunes costs the same per request.
@@ -91,21 +91,6 @@ class _Previous:
     saved: int
 
 
-@dataclass(slots=True)
-class Totals:
-    """Sums over every request of the session so far (this epoch)."""
-
-    requests: int = 0
-    cost_without: float = 0.0
-    cost_with: float = 0.0
-    rewritten: int = 0
-    tokens_saved_sent: int = 0
-
-    @property
-    def saved(self) -> float:
-        return self.cost_without - self.cost_with
-
-
 def _more_saved(decision: Decision) -> int:
     """What writing a pending decision removes beyond the decision it replaces (a cut grown, a cut made whole)."""
     replaced = decision.replaces
@@ -122,7 +107,7 @@ class Scheduler:
         self.saved = 0  # tokens the applied decisions in force remove from each request
         self.bank = 0.0  # net saving so far: what a rewrite may spend
         self.run = 0  # consecutive warm requests up to the previous one
-        self.totals = Totals()
+        self.totals = CostTotals()
         self._sent = Fenwick()  # per message: tokens as sent now
         self._waiting = Fenwick()  # per message: tokens its pending decisions would remove
         self._pending: dict[int, list[Decision]] = {}
@@ -314,7 +299,7 @@ class Scheduler:
         self._previous = _Previous(point.count, point.time_ms, point.model_key, sent_with, sent_without, self.saved)
         self._dirty_from = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, float]:
         """The numbers the reports show: pending, bank and totals."""
         totals = self.totals
         return {

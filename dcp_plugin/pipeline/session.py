@@ -1,34 +1,25 @@
-"""Per-session pruning state: the ledger, the strategies in registry order, and the decisions taken so far."""
+"""One session's pruning state: wires the ledger, the strategies, the arbiter, the scheduler and the timeline."""
 
 from __future__ import annotations
 
-import heapq
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
-from dcp_plugin.pipeline.conversation import ModelRef, info_of, is_assistant, message_time, model_ref
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
+from dcp_plugin.model.messages import Message, ToolState
+from dcp_plugin.model.refs import ModelRef, request_model
+from dcp_plugin.pipeline.arbiter import Arbiter
+from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
+from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
-from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
-from dcp_plugin.pipeline.placeholders import (
-    CutOutput,
-    Decision,
-    Edit,
-    ShrinkInput,
-    decide,
-    note,
-    sweep_edit,
-    withdrawal,
-)
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.pipeline.timeline import Timeline
 
 # Process-wide, so that an epoch of a dropped session never equals one of a new session.
 _EPOCHS = itertools.count(1)
@@ -44,6 +35,14 @@ def build_strategies(config: DcpConfig) -> list[tuple[str, Strategy]]:
     return built
 
 
+# Keyed by plain values, not the ModelRef: the cache's key and hash are then built in C (per request).
+@functools.lru_cache(maxsize=64)
+def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
+    """The budget ladder of a model: its thresholds for its context limit (the host's, else the table's)."""
+    limit, _ = resolve_context_limit(model_id, context_limit)
+    return compute_thresholds(limit)
+
+
 class _LateChange(Exception):
     """A message already sent in a scheduled request changed: the implied history must be replayed."""
 
@@ -55,13 +54,23 @@ class SessionState:
     rewritten, the config changes, or a caller asks for it; consumers that cache anything
     derived from the decisions compare epochs, never object identities.
 
-    A message list implies its own request history: the request before each assistant
-    message held every message before it, sent at the newest timestamp among them, and the
-    request being made now holds them all. :meth:`update` walks that history, so a session
-    seen for the first time (a restart, a rewritten history) ends exactly where incremental
-    operation would have: every decision is first pending, and the scheduler writes it at the
-    first request where writing pays; from then on it is written on every request.
+    :meth:`update` walks the request history the messages imply (:mod:`.timeline`), so a
+    session seen for the first time (a restart, a rewritten history) ends exactly where
+    incremental operation would have: every decision is first pending, and the scheduler writes
+    it at the first request where writing pays; from then on it is written on every request.
+
+    What lasts across epochs is set in ``__init__``; what an epoch derives from the history
+    (ledger, scheduler, strategies, the model's tools, timeline, arbiter) is built fresh by
+    :meth:`_start_over`, and nowhere else.
     """
+
+    epoch: int
+    ledger: Ledger
+    scheduler: Scheduler
+    strategies: list[tuple[str, Strategy]]
+    tools: ModelTools
+    timeline: Timeline
+    arbiter: Arbiter
 
     def __init__(
         self,
@@ -87,52 +96,25 @@ class SessionState:
         for call_id in self.pinned:
             self.manual.pop(call_id, None)
         self.restarts = 0
-        self.epoch = 0
         self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
-        self.points = 0  # requests of the implied history scheduled in this epoch
-        self.scheduled_end = 0  # messages held by the latest scheduled request
-        self.ledger = Ledger()
-        self.scheduler = Scheduler()
-        self.strategies: list[tuple[str, Strategy]] = []
-        self.tools = ModelTools(config, tools_offered)
-        self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
-        self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
-        self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
-        self.in_force_count = 0  # how many applied decisions are in force
-        self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
-        self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
-        self._open_end = -1  # messages of the latest update's own request, not known to be answered yet
-        self._user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there
-        self._list: Decision | None = None  # the newest prunable list written
-        self._timeline = 0  # messages read for request points, times and models
-        self._time_ms = 0  # newest timestamp among them
-        self._model: ModelRef | None = None  # newest model they name
-        self._ladder_model: ModelRef | None = None
-        self._ladder_value: Thresholds | None = None
+        # The host's list while update, sweep or judge_call works on it (calls are looked up in it);
+        # let go after, so an idle session never keeps a request's list alive.
+        self.messages: Sequence[Message] = ()
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _start_over(self) -> None:
-        """A new epoch: forget everything derived from the history (manual sweeps stay)."""
+        """A new epoch: fresh parts, nothing derived from the history kept (manual sweeps stay)."""
+        config = self.config
         self.epoch = next(_EPOCHS)
-        self.points = 0
-        self.scheduled_end = 0
         self.ledger = Ledger()
-        self.scheduler = Scheduler(self.config.cache.scheduler, self.config.cache.overdraft)
-        self.strategies = build_strategies(self.config)
-        self.tools = ModelTools(self.config, self.tools_offered)
-        self.decisions = []
-        self.applied = []
-        self.new_applied = []
-        self.in_force_count = 0
-        self._young = []
-        self._young_order = itertools.count()
-        self._open_end = -1
-        self._user_saved = 0
-        self._list = None
-        self._timeline = 0
-        self._time_ms = 0
-        self._model = None
+        self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
+        self.strategies = build_strategies(config)
+        self.tools = ModelTools(config, self.tools_offered)
+        self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate)
+        self.arbiter = Arbiter(
+            self.ledger, self.scheduler, self.timeline, self.tools, config.turn_protection, self.pinned, self._state_of
+        )
 
     def restart(self) -> None:
         """Start over on the next update, as if the history were new."""
@@ -173,7 +155,7 @@ class SessionState:
     @property
     def latest_model(self) -> ModelRef | None:
         """The newest model the messages read so far name (kept as they are read: no scan per request)."""
-        return self._model
+        return self.timeline.model
 
     @property
     def saved_tokens(self) -> int:
@@ -183,7 +165,7 @@ class SessionState:
     # -- the request path --------------------------------------------------------------------
     def update(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         changed_from: int | None = None,
         *,
         request: bool = True,
@@ -199,101 +181,61 @@ class SessionState:
         if not self.ledger.continues(messages, changed_from):
             self.restart()
             changed_from = None
+        self.messages = messages
         try:
-            self._walk(messages, changed_from, request)
+            self._walk(changed_from, request)
         except _LateChange:
             # Only a host that changes messages after sending them gets here (OpenCode does
             # not): replaying keeps the result equal to a from-scratch run on the new list.
             self.restart()
-            self._walk(messages, None, request)
+            self._walk(None, request)
+        finally:
+            self.messages = ()
 
-    def _walk(self, messages: Sequence[Any], changed_from: int | None, request: bool) -> None:
-        end = len(messages)
-        for index in range(self._timeline, end):
-            message = messages[index]
-            if is_assistant(message):
-                if index > self.scheduled_end:
-                    self._sync(messages, index, changed_from, point=True)
-                    changed_from = None
-                    self._schedule(messages, index)
-                elif index == self._open_end:
-                    # The request the last update ended with was answered: its messages are a point now.
-                    self._sync(messages, index, changed_from, point=True)
-                    changed_from = None
-            self._read(message, index)
-            self._timeline = index + 1
-        self._sync(messages, end, changed_from, point=False)
-        self._open_end = end
-        if request and end > self.scheduled_end:
-            self._schedule(messages, end)
+    def _walk(self, changed_from: int | None, request: bool) -> None:
+        timeline = self.timeline
+        for count, unscheduled in timeline.requests(self.messages):
+            self._sync(count, changed_from, point=True)
+            changed_from = None
+            if unscheduled:
+                self._schedule(count)
+        end = len(self.messages)
+        self._sync(end, changed_from, point=False)
+        timeline.open_end = end
+        if request and end > timeline.scheduled_end:
+            self._schedule(end)
 
-    def _read(self, message: Any, index: int) -> None:
-        """Take a message into the timeline: its tokens, its time, its model, the overhead it reports."""
-        scheduler = self.scheduler
-        if index == scheduler.messages:
-            if scheduler.overhead == 0 and is_assistant(message):
-                usage = reported_usage(message)
-                if usage is not None:
-                    scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
-            scheduler.add_message(estimate_message_tokens(message, self.config.context_budget.image_token_estimate))
-        self._time_ms = max(self._time_ms, message_time(message))
-        ref = model_ref(info_of(message))
-        if ref is not None and ref.model_id is not None:
-            self._model = ref
-
-    def _schedule(self, messages: Sequence[Any], count: int) -> None:
+    def _schedule(self, count: int) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
-        model = (self._model or ModelRef()).merged_over(self.host_model)
-        tokens = self.scheduler.sent_prefix(count) + self.scheduler.overhead
-        ladder = self._ladder()
-        listing = self.tools.listing(
-            self.ledger, messages, self.directory, self.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
+        timeline, scheduler = self.timeline, self.scheduler
+        model = request_model(timeline.model, self.host_model)
+        tokens = scheduler.sent_prefix(count) + scheduler.overhead
+        ladder = ladder_of(model.model_id, model.context_limit)
+        due = self.tools.due_list(
+            self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
-        if listing is not None:
-            self._write_list(messages, listing.host, listing.text)
+        if due is not None:
+            self.arbiter.write_list(due.host, due.text)
         point = Point(
             count,
-            self._time_ms,
+            timeline.time_ms,
             (model.provider_id, model.model_id),
             pricing_for(model, self.config.cache),
             tokens >= ladder.auto,
         )
-        self.points += 1
-        for decision in self.scheduler.at(point, self.points):
-            self._mark_applied(decision)
-        self.scheduled_end = count
+        for decision in scheduler.at(point, timeline.schedule(count)):
+            self.arbiter.mark_applied(decision)
 
-    def _write_list(self, messages: Sequence[Any], host: CallRecord, text: str) -> None:
-        """Append a new list to ``host``'s output, and take the previous list out once that pays.
-
-        The new list is at the tail (free to write); the previous one lies in the cached prefix, so
-        taking it out waits for the scheduler like any prune (when the cache is cold, say).
-        """
-        state = self.ledger.state_of(messages, host)
-        added = note(host, LIST_STRATEGY, text, state) if state is not None else None
-        if added is None:
-            return
-        host.note = added
-        self._pend(added)
-        previous, self._list = self._list, added
-        if previous is None or previous.superseded or previous.record.note is not previous:
-            return
-        old_state = self.ledger.state_of(messages, previous.record)
-        gone = withdrawal(previous, old_state) if old_state is not None else None
-        if gone is not None:
-            previous.record.note = gone
-            self._pend(gone)
-
-    def _sync(self, messages: Sequence[Any], end: int, changed_from: int | None, *, point: bool) -> None:
+    def _sync(self, end: int, changed_from: int | None, *, point: bool) -> None:
         """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.
 
         ``point``: these messages are exactly those of a request the history shows was made and
         answered (the next message is the model's); only then do strategies that act on the
         context's size look at it, so they act at the same places in every run.
         """
-        ledger = self.ledger
-        result = ledger.sync(messages, changed_from, end)
-        if any(record.message_index < self.scheduled_end for record in result.finished):
+        ledger, arbiter = self.ledger, self.arbiter
+        result = ledger.sync(self.messages, changed_from, end)
+        if any(record.message_index < self.timeline.scheduled_end for record in result.finished):
             raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
         # order: who claims a field first follows the conversation, however requests cut it.
@@ -301,29 +243,34 @@ class SessionState:
         # are judged on the history before that message, as they were when the host ran them.
         for _, calls in itertools.groupby(result.finished, key=lambda record: record.message_index):
             group = list(calls)
-            states = [ledger.state_of(messages, record) or {} for record in group]
+            states = [self._state_of(record) or {} for record in group]
             owned = [(record, state) for record, state in zip(group, states, strict=True) if self.tools.owns(record)]
             if owned:
-                self._take_calls(messages, owned)
+                self._take_calls(owned)
             for record, state in zip(group, states, strict=True):
-                self._observe(messages, record, state)
-        self._release_young(messages)
+                self._observe(record, state)
+        arbiter.release()
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        model = request_model(self.timeline.model, self.host_model)
         progress = Progress(
             ledger.turn,
             result.new_turns,
             point,
-            self._ladder(),
+            ladder_of(model.model_id, model.context_limit),
             self.directory,
             lambda: self._context_tokens(end),
-            lambda record: ledger.state_of(messages, record),
+            self._state_of,
         )
         for name, strategy in self.strategies:
             for record, edit in strategy.advance(progress):
-                self._gate(messages, record, name, edit)
-        self._release_young(messages)
+                arbiter.propose(record, name, edit)
+        arbiter.release()
 
-    def _observe(self, messages: Sequence[Any], record: CallRecord, state: dict[str, Any]) -> None:
+    def _state_of(self, record: CallRecord) -> ToolState | None:
+        """A call's tool state in the current messages, or None when it is not where the ledger saw it."""
+        return Ledger.state_of(self.messages, record)
+
+    def _observe(self, record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
         paths = extract_paths(record.tool, state.get("input"))
         call = FinishedCall(
@@ -336,20 +283,32 @@ class SessionState:
             record.call_id in self.pinned,
         )
         self.tools.observe(record, state, call.protected or call.pinned)
+        arbiter = self.arbiter
         reason = self.manual.get(record.call_id)
         if reason is not None:
-            decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
+            decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
             if decision is not None and decision.applied_at is None:
-                self._force([decision])
+                arbiter.force([decision])
         for name, strategy in self.strategies:
             for target, edit in strategy.observe(call):
-                self._gate(messages, target, name, edit)
+                arbiter.propose(target, name, edit)
+
+    def _context_tokens(self, end: int) -> int:
+        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
+
+        Waiting decisions count as written: what a strategy decides never depends on when the
+        scheduler writes placeholders.
+        """
+        scheduler = self.scheduler
+        # What a user swept does not count: a restart re-applies sweeps from the start, where they
+        # would otherwise have relieved the pressure earlier than they did the first time.
+        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self.arbiter.user_saved
 
     # -- the model's tools --------------------------------------------------------------------
-    def _scope(self, messages: Sequence[Any]) -> Scope:
+    def _scope(self) -> Scope:
         return Scope(
             self.ledger,
-            messages,
+            self.messages,
             self.config,
             self.protector,
             self.directory,
@@ -359,14 +318,14 @@ class SessionState:
             self.pinned,
         )
 
-    def _take_calls(self, messages: Sequence[Any], calls: list[tuple[CallRecord, dict[str, Any]]]) -> None:
+    def _take_calls(self, calls: list[tuple[CallRecord, ToolState]]) -> None:
         """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
         The calls are judged independently, as they were when the host ran them (none of them had
         seen another's result); a call whose stored result says it was refused, or that failed,
         never prunes anything.
         """
-        scope = self._scope(messages)
+        scope = self._scope()
         verdicts: list[Verdict] = []
         for record, state in calls:
             verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
@@ -377,11 +336,11 @@ class SessionState:
             verdicts.append(verdict)
         for verdict in verdicts:
             for target, edit in verdict.prunes if verdict.accepted else ():
-                self._decide(messages, target, verdict.tool, edit)
+                self.arbiter.decide(target, verdict.tool, edit)
         self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
 
-    def judge_call(self, messages: Sequence[Any], name: str, arguments: Any, call_id: str) -> Verdict:
-        """The verdict on a call the host is about to run, against the history synced so far.
+    def judge_call(self, messages: Sequence[Message], name: str, arguments: object, call_id: str) -> Verdict:
+        """The verdict on a call the host is about to run, against the history before it (``messages``).
 
         The caller syncs the history before the call's message first (the request the model
         answered with the call); the same call found in the history later gets the same verdict.
@@ -394,174 +353,71 @@ class SessionState:
             call = Call(name, arguments, call_id, record.message_index, record.step, record.turn)
         else:
             call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
-        return judge(self._scope(messages), call)
-
-    def _context_tokens(self, end: int) -> int:
-        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
-
-        Waiting decisions count as written: what a strategy decides never depends on when the
-        scheduler writes placeholders.
-        """
-        scheduler = self.scheduler
-        # What a user swept does not count: a restart re-applies sweeps from the start, where they
-        # would otherwise have relieved the pressure earlier than they did the first time.
-        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self._user_saved
-
-    def _ladder(self) -> Thresholds:
-        """The budget ladder of the model the current request goes to (remembered per model)."""
-        model = (self._model or ModelRef()).merged_over(self.host_model)
-        if model != self._ladder_model or self._ladder_value is None:
-            limit, _ = resolve_context_limit(model.model_id, model.context_limit)
-            self._ladder_model = model
-            self._ladder_value = compute_thresholds(limit)
-        return self._ladder_value
-
-    def _gate(self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit) -> None:
-        protection = self.config.turn_protection
-        if protection.enabled and self.ledger.turn - record.turn < protection.turns:
-            heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
-        else:
-            self._decide(messages, record, name, edit)
-
-    def _release_young(self, messages: Sequence[Any]) -> None:
-        young = self._young
-        if not young:
-            return
-        limit = self.ledger.turn - self.config.turn_protection.turns
-        while young and young[0][0] <= limit:
-            _, _, _, record, name, edit = heapq.heappop(young)
-            self._decide(messages, record, name, edit)
-
-    def _decide(
-        self, messages: Sequence[Any], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
-    ) -> Decision | None:
-        if record.call_id in self.pinned:
-            return None  # the one place every prune passes: strategies, the model's tools, sweeps
-        state = self.ledger.state_of(messages, record)
-        if state is None:
-            return None
-        field = "input" if isinstance(edit, ShrinkInput) else "output"
-        current = record.output_decision if field == "output" else record.input_decision
-        if current is not None:
-            # The first whole replacement of a field keeps it. A partial cut gives way to a whole
-            # replacement, and a later cut joins an earlier one: both sets of ranges are cut.
-            if current.cuts is None:
-                return None
-            if isinstance(edit, CutOutput):
-                edit = CutOutput(tuple(sorted(set(current.cuts) | set(edit.cuts))))
-        decision = decide(record, name, edit, state)
-        if decision is None:
-            return None
-        if current is not None:
-            if decision.cuts == current.cuts:
-                return None
-            self._supersede(current, decision)
-        elif decision.field == "output" and record.note is not None:
-            self._take_over_note(record.note, decision)
-            record.note = None
-        if by_user:
-            self._user_saved += decision.tokens_saved - (current.tokens_saved if current is not None else 0)
-        if decision.field == "output":
-            record.output_decision = decision
-            if decision.cuts is None:
-                self.tools.pruned(record)  # a whole placeholder: no longer the model's to prune
-        else:
-            record.input_decision = decision
-        self._pend(decision)
-        return decision
-
-    def _supersede(self, current: Decision, decision: Decision) -> None:
-        """``decision`` replaces ``current`` on its field: at once while ``current`` waits, else when written."""
-        if current.applied_at is None:
-            current.superseded = True
-            self.scheduler.unpend(current)
-            decision.replaces = current.replaces
-        else:
-            decision.replaces = current
-
-    def _take_over_note(self, current: Decision, decision: Decision) -> None:
-        """A prune rewrites an output that carries a prunable list: the list goes when the prune is written.
-
-        ``current`` is the list, or the withdrawal that takes it out again; a withdrawal still
-        waiting is dropped, one already written has taken the list out and stays as it is.
-        """
-        listed = current.withdraws
-        if listed is None:
-            self._supersede(current, decision)
-        elif current.applied_at is None:
-            current.superseded = True
-            self.scheduler.unpend(current)
-            self._supersede(listed, decision)
-
-    def _pend(self, decision: Decision) -> None:
-        self.decisions.append(decision)
-        self.scheduler.pend(decision)
-        if not self.scheduler.enabled:
-            # `cache.scheduler: false`: written as soon as it is made, as the first release did.
-            self._force([decision])
-
-    def _force(self, decisions: list[Decision]) -> None:
-        self.scheduler.force(decisions, self.points)
-        for decision in decisions:
-            self._mark_applied(decision)
-
-    def _mark_applied(self, decision: Decision) -> None:
-        if decision.withdraws is not None:
-            # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
-            decision.withdraws.superseded = True
-        self.applied.append(decision)
-        if decision.note:
-            return
-        self.new_applied.append(decision)
-        if decision.replaces is None or decision.replaces.note:
-            self.in_force_count += 1
+        self.messages = messages
+        try:
+            return judge(self._scope(), call)
+        finally:
+            self.messages = ()
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
         self,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         records: Sequence[CallRecord],
         reason: str = SWEEP,
         waiting: Sequence[Decision] = (),
     ) -> list[Decision]:
         """Prune calls by explicit user request, at once, and write the ``waiting`` decisions now too.
 
-        Returns the decisions that took effect.
+        ``messages`` is the host's current list. Returns the decisions that took effect.
         """
+        arbiter = self.arbiter
         done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
-        for record in records:
-            if record.call_id in self.pinned:
-                continue
-            self.manual[record.call_id] = reason
-            state = self.ledger.state_of(messages, record)
-            if state is None:
-                continue
-            decision = self._decide(messages, record, reason, sweep_edit(state), by_user=True)
-            if decision is not None:
-                done.append(decision)
-        self._force([d for d in done if d.applied_at is None])
+        self.messages = messages
+        try:
+            for record in records:
+                if record.call_id in self.pinned:
+                    continue
+                self.manual[record.call_id] = reason
+                state = self._state_of(record)
+                if state is None:
+                    continue
+                decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
+                if decision is not None:
+                    done.append(decision)
+        finally:
+            self.messages = ()
+        arbiter.force([d for d in done if d.applied_at is None])
         return done
 
     # -- what consumers read -----------------------------------------------------------------
+    @property
+    def decisions(self) -> list[Decision]:
+        """Every decision of this epoch, in the order made."""
+        return self.arbiter.decisions
+
+    @property
+    def applied(self) -> list[Decision]:
+        """Decisions in the order applied; a prefix never changes within an epoch."""
+        return self.arbiter.applied
+
+    @property
+    def in_force_count(self) -> int:
+        """How many applied decisions are in force."""
+        return self.arbiter.in_force_count
+
     def in_force(self) -> list[Decision]:
         """The applied prunes whose placeholders are written now, in the order applied (lists are not prunes)."""
-        return [d for d in self.applied if not d.superseded and not d.note]
+        return self.arbiter.in_force()
 
     def waiting(self) -> list[Decision]:
         """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
-        return [d for d in self.decisions if d.applied_at is None and not d.superseded and not d.note]
+        return self.arbiter.waiting()
 
     def take_new_applied(self) -> list[Decision]:
         """Decisions applied since the last call (notifications, logs, persistence)."""
-        out, self.new_applied = self.new_applied, []
-        return out
+        return self.arbiter.take_new_applied()
 
     def saved_by_strategy(self) -> dict[str, tuple[int, int]]:
         """Per strategy: (calls pruned, estimated tokens saved per request), decisions in force only."""
-        totals: dict[str, tuple[int, int]] = {}
-        for decision in self.applied:
-            if decision.superseded or decision.note:
-                continue
-            count, tokens = totals.get(decision.strategy, (0, 0))
-            totals[decision.strategy] = (count + 1, tokens + decision.tokens_saved)
-        return totals
+        return self.arbiter.saved_by_strategy()

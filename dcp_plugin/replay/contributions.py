@@ -57,6 +57,6 @@ def contributions(full: ReplayReport, config: DcpConfig, run: Replay) -> list[Co
     for name in enabled_strategies(config):
         rest = run(without(config, name), f"replaying without {name}")
         out.append(
-            Contribution(name, tokens_saved(full) - tokens_saved(rest), full.costs.net_saved - rest.costs.net_saved)
+            Contribution(name, tokens_saved(full) - tokens_saved(rest), full.costs.saved - rest.costs.saved)
         )
     return out

@@ -16,13 +16,20 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.pipeline.conversation import ModelRef, info_of, message_time, model_ref, session_id_of
+from dcp_plugin.model.messages import info_of, message_time, session_id_of
+from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
-from dcp_plugin.pipeline.placeholders import Patches
+from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.pipeline.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
-from dcp_plugin.replay.pricing import CacheAccountant, CostTotals, PatchKey, SentRequest, compaction_starts
+from dcp_plugin.replay.pricing import (
+    CacheAccountant,
+    PatchKey,
+    ReplayTotals,
+    SentRequest,
+    compaction_starts,
+)
 
 
 @dataclass
@@ -57,7 +64,7 @@ class ReplayReport:
     requests: list[RequestRow] = field(default_factory=list)
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
-    costs: CostTotals = field(default_factory=CostTotals)
+    costs: ReplayTotals = field(default_factory=ReplayTotals)
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
 
     @property
@@ -86,8 +93,8 @@ class ReplayReport:
             "prompt_overhead_tokens": self.overhead,
             "cost_without_plugin": round(c.cost_without, 1),
             "cost_with_plugin": round(c.cost_with, 1),
-            "net_saved": round(c.net_saved, 1),
-            "net_saved_percent": round(c.net_percent, 2),
+            "net_saved": round(c.saved, 1),
+            "net_saved_percent": round(c.net_percent or 0.0, 2),
             "cold_requests": c.cold,
             "cache_read_tokens_without_plugin": c.cached_without,
             "cache_read_tokens_with_plugin": c.cached_with,
@@ -124,7 +131,7 @@ class SessionsTotal:
     sessions: int = 0
     tokens_without: int = 0
     tokens_with: int = 0
-    costs: CostTotals = field(default_factory=CostTotals)
+    costs: ReplayTotals = field(default_factory=ReplayTotals)
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
 
     @classmethod
@@ -153,7 +160,7 @@ class SessionsTotal:
             "tokens_saved_percent": round(self.tokens_saved_percent, 2),
             "cost_without_plugin": round(costs.cost_without, 1),
             "cost_with_plugin": round(costs.cost_with, 1),
-            "net_saved_percent": round(costs.net_percent, 2),
+            "net_saved_percent": round(costs.net_percent or 0.0, 2),
             "prefix_breaks_by_plugin": costs.prefix_breaks,
             "anchors": self.anchors.to_dict(),
         }

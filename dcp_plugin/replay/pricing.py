@@ -17,7 +17,8 @@ from typing import Any
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
-from dcp_plugin.pipeline.conversation import info_of, parts_of
+from dcp_plugin.cost.totals import CostTotals
+from dcp_plugin.model.messages import info_of, parts_of
 
 PatchKey = tuple[int, int, str]
 
@@ -82,20 +83,16 @@ class RequestCost:
         return self.cost_without - self.cost_with
 
 
-@dataclass
-class CostTotals:
-    """Sums over a replay."""
+@dataclass(slots=True, kw_only=True)
+class ReplayTotals(CostTotals):
+    """Sums over a replay, priced independently of the scheduler (which claims never to cost more)."""
 
-    requests: int = 0
     cold: int = 0
-    cost_without: float = 0.0
-    cost_with: float = 0.0
     cached_without: int = 0
     cached_with: int = 0
     written_without: int = 0
     written_with: int = 0
     prefix_breaks: int = 0
-    rewritten: int = 0
     per_request: list[RequestCost] = field(default_factory=list)
 
     def add(self, cost: RequestCost) -> None:
@@ -109,9 +106,10 @@ class CostTotals:
         self.written_with += cost.prompt_with - cost.cached_with
         self.prefix_breaks += cost.broke_prefix
         self.rewritten += cost.rewritten
+        self.tokens_saved_sent += cost.prompt_without - cost.prompt_with
         self.per_request.append(cost)
 
-    def merge(self, other: CostTotals) -> None:
+    def merge(self, other: ReplayTotals) -> None:
         """Add another replay's sums (its per-request costs stay with it)."""
         self.requests += other.requests
         self.cold += other.cold
@@ -123,14 +121,7 @@ class CostTotals:
         self.written_with += other.written_with
         self.prefix_breaks += other.prefix_breaks
         self.rewritten += other.rewritten
-
-    @property
-    def net_saved(self) -> float:
-        return self.cost_without - self.cost_with
-
-    @property
-    def net_percent(self) -> float:
-        return 100 * self.net_saved / self.cost_without if self.cost_without else 0.0
+        self.tokens_saved_sent += other.tokens_saved_sent
 
 
 class CacheAccountant:
@@ -142,7 +133,7 @@ class CacheAccountant:
             self._prefix.append(self._prefix[-1] + tokens)
         self.overhead = overhead
         self._previous: SentRequest | None = None
-        self.totals = CostTotals()
+        self.totals = ReplayTotals()
 
     def tokens(self, start: int, end: int) -> int:
         """The messages' estimate of ``messages[start:end]`` without the plugin."""

@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-class SessionFileError(Exception):
-    """A session file that cannot be used, with what is wrong and where."""
-
+from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.importers import load_foreign
 
 STDIN = "-"
 
@@ -48,8 +46,6 @@ def _load_stdin() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def parse_session_text(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(info, messages) from a session's text in any supported format; SessionFileError names the line."""
-    from dcp_plugin.replay.importers import load_foreign
-
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
+from dcp_plugin.bridge.install import render_shim
+
 pytestmark = pytest.mark.e2e
 
-SHIM = REPO_ROOT / "dcp_plugin" / "bridge" / "dcp_bridge.mjs"
+# The installed entry: it imports the shim's modules from this checkout's dcp_plugin/bridge/shim/.
+SHIM_TEXT = render_shim(sys.executable)
 STUB = REPO_ROOT / "tests" / "js" / "stub_bridge.mjs"
 HELLO_MARK = "SECRET-CONTENT-1234"
 WRITTEN_MARK = "WRITTEN-CONTENT-5678"
@@ -24,7 +27,7 @@ def install_shim(sc, stub_log: Path) -> None:
     if node is None:
         pytest.skip("node is not on PATH (needed to run the stub bridge)")
     # OpenCode only loads *.js and *.ts from .opencode/plugins/, so the module is copied as .js.
-    sc.opencode.add_plugin("dcp_bridge.js", SHIM.read_text())
+    sc.opencode.add_plugin("dcp_bridge.js", SHIM_TEXT)
     sc.opencode.extra_env.update(
         DCP_BRIDGE_COMMAND=json.dumps([node, str(STUB)]),
         STUB_LOG=str(stub_log),
@@ -122,7 +125,7 @@ def installed_twice(module_scenario_factory, tmp_path_factory):
     install_shim(sc, stub_log)
     global_plugins = sc.opencode.config_home / "opencode" / "plugins"
     global_plugins.mkdir(parents=True, exist_ok=True)
-    (global_plugins / "dcp.js").write_text(SHIM.read_text())
+    (global_plugins / "dcp.js").write_text(SHIM_TEXT)
     result = sc.opencode.run(["read", "hello.txt", "twice"])
     command = sc.opencode.run(["context"], command="dcp", session=result.session_id)
     logs = "".join(p.read_text(errors="replace") for p in (sc.opencode.data_home / "opencode" / "log").glob("*.log"))
@@ -158,7 +161,7 @@ def test_the_idle_copy_says_it_is_loaded_twice_in_the_log(installed_twice):
 def broken_bridge(module_scenario_factory):
     """The shim with a bridge whose interpreter cannot import dcp_plugin."""
     sc = module_scenario_factory("shim_broken")
-    sc.opencode.add_plugin("dcp.js", SHIM.read_text())
+    sc.opencode.add_plugin("dcp.js", SHIM_TEXT)
     failing = [sys.executable, "-c", "raise ModuleNotFoundError(\"No module named 'dcp_plugin'\")"]
     sc.opencode.extra_env.update(DCP_BRIDGE_COMMAND=json.dumps(failing))
     result = sc.opencode.run(["read", "hello.txt", "twice"])

@@ -88,8 +88,11 @@ test("a second copy for the same project starts no bridge, prunes nothing and sa
 });
 
 test("two different files of the plugin in one project are detected as copies", async (t) => {
-  const copyPath = path.join(tmpDir(t), "dcp_copy.mjs");
+  // The entry and its shim/ modules copied elsewhere: a second module graph, as two installs are.
+  const copyDir = tmpDir(t);
+  const copyPath = path.join(copyDir, "dcp_copy.mjs");
   fs.copyFileSync(SHIM, copyPath);
+  fs.cpSync(path.join(path.dirname(SHIM), "shim"), path.join(copyDir, "shim"), { recursive: true });
   const { default: OtherPlugin } = await import(pathToFileURL(copyPath).href);
   const dir = tmpDir(t);
   const active = await makePlugin(t, { dir });

@@ -1,6 +1,6 @@
 // real_bridge.test.mjs: the shim against the real `python -m dcp_plugin.bridge` (no OpenCode), so
 // drift between the two ends of the protocol shows even when the OpenCode e2e tests skip.
-// The interpreter comes from DCP_TEST_PYTHON (tests/test_js_shim.py sets it to the one running
+// The interpreter comes from DCP_TEST_PYTHON (tests/js/conftest.py sets it to the one running
 // pytest); without it, `python3` is tried and the tests skip if it cannot run the bridge. Either
 // way the bridge imports this checkout's dcp_plugin (PYTHONPATH), not some other install.
 import { test } from "node:test";
@@ -177,13 +177,14 @@ function pythonOutputs(project, lists) {
   const code = [
     "import copy, json, sys",
     "from dcp_plugin.config.model import DcpConfig",
+    "from dcp_plugin.host.plugin import DcpPlugin",
     "from dcp_plugin.host.runtime import Runtime",
     "lists = json.load(sys.stdin)",
     "runtime = Runtime(sys.argv[1], DcpConfig.model_validate({'cache': {'scheduler': False}}))",
     "out = []",
     "for messages in lists:",
     "    sent = copy.deepcopy(messages)",
-    "    runtime.transform({}, {'messages': sent})",
+    "    DcpPlugin(runtime).chat_messages_transform({}, {'messages': sent})",
     "    out.append([p['state'].get('output') for m in sent for p in m['parts'] if p.get('type') == 'tool'])",
     "print(json.dumps(out))",
   ].join("\n");

@@ -13,23 +13,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.commands.calls import call_label
+import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.model.messages import Message, ToolState
+from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOutput, decide
 from dcp_plugin.pipeline.ids import normalize_id
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.modeltools import texts
+from dcp_plugin.pipeline.labels import call_label
+from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING_TOOLS, REASONS, RESTORE
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
-from dcp_plugin.pipeline.placeholders import (
-    DISCARDED_PLACEHOLDERS,
-    SUMMARY_HEADER,
-    Decision,
-    Edit,
-    ReplaceOutput,
-    decide,
-)
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS, PathProtector, extract_paths
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER
+from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"
@@ -42,7 +38,7 @@ class Call:
     """A call of one of the tools: what the model asked, and where in the history it asked it."""
 
     name: str
-    arguments: Any
+    arguments: object
     call_id: str
     message_index: int  # the message the call is in; only older calls can be named
     step: int
@@ -73,7 +69,7 @@ class Scope:
     """The session as a call sees it: the ledger, the messages, the config, the guard, who may be listed."""
 
     ledger: Ledger
-    messages: Sequence[Any]
+    messages: Sequence[Message]
     config: DcpConfig
     protector: PathProtector
     directory: str
@@ -115,7 +111,7 @@ def judge(scope: Scope, call: Call) -> Verdict:
     return _prune(scope, call, edits)
 
 
-def read_ids(value: Any) -> list[str] | str:
+def read_ids(value: object) -> list[str] | str:
     """The ids a call names, normalized and without repeats; a string saying what is wrong otherwise."""
     if isinstance(value, str):
         # "3kq7, 8mzp", "id 3kq7 and id 8mzp": every word but the connecting ones.
@@ -176,7 +172,7 @@ class _Target:
 
     ident: str
     record: CallRecord
-    state: dict[str, Any]
+    state: ToolState
     label: str
 
 
@@ -258,7 +254,7 @@ def restorable(record: CallRecord) -> list[Decision]:
     for decision in (record.output_decision, record.input_decision):
         while decision is not None and (decision.applied_at is None or decision.superseded):
             decision = decision.replaces
-        if decision is not None and not decision.note:
+        if decision is not None and not decision.is_list:
             found.append(decision)
     return found
 

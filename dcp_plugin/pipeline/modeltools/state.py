@@ -10,19 +10,20 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from dcp_plugin.commands.calls import call_label
+import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.pipeline.ledger import CallRecord, Ledger
-from dcp_plugin.pipeline.modeltools import texts
+from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
+from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.decisions import CallRecord
+from dcp_plugin.pipeline.labels import call_label
+from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_tools
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
-from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, output_is_cleared, tag
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
 
-# What a written list is recorded as: a note (plugin text added to an output), never a prune.
+# What a written list is recorded as: plugin text added to an output, never a prune.
 LIST_STRATEGY = "dcp.list"
 # The list names at most this many outputs, largest first: about 15 tokens a row, so a full
 # list costs about 240 tokens; the rest are summed in one line (any valid id still works).
@@ -38,7 +39,7 @@ TIER_LEVELS = {"below-warn": 0, "warn": 1, "auto": 2, "hard": 3}
 
 
 @dataclass(frozen=True, slots=True)
-class Listing:
+class PrunableList:
     """A list to write: the output it is appended to, and its text."""
 
     host: CallRecord
@@ -91,7 +92,7 @@ class ModelTools:
         return record.tool in self.names
 
     # -- what the session feeds in ----------------------------------------------------------
-    def observe(self, record: CallRecord, state: dict[str, Any], kept: bool) -> None:
+    def observe(self, record: CallRecord, state: ToolState, kept: bool) -> None:
         """A finished call: count its result and remember it when the model may prune its output.
 
         ``kept``: a protected path or a pin by the user; never the model's to prune.
@@ -170,17 +171,17 @@ class ModelTools:
         return found
 
     # -- the list ---------------------------------------------------------------------------
-    def listing(
+    def due_list(
         self,
         ledger: Ledger,
-        messages: Sequence[Any],
+        messages: Sequence[Message],
         directory: str,
         seen: int,
         count: int,
         tier: str,
         context: int,
         window: int,
-    ) -> Listing | None:
+    ) -> PrunableList | None:
         """The list to append to the newest tool result of the request holding ``count`` messages, if one is due.
 
         ``seen``: how many messages the previous request held. The list goes on a result the
@@ -230,7 +231,7 @@ class ModelTools:
         self._fresh = 0
         if nudge:
             self._nudged = level
-        return Listing(host, text)
+        return PrunableList(host, text)
 
 
 def _largest_first(entry: tuple[CallRecord, int]) -> tuple[int, int]:
@@ -238,14 +239,14 @@ def _largest_first(entry: tuple[CallRecord, int]) -> tuple[int, int]:
     return -entry[1], entry[0].seq
 
 
-def _host(ledger: Ledger, messages: Sequence[Any], seen: int, count: int) -> CallRecord | None:
+def _host(ledger: Ledger, messages: Sequence[Message], seen: int, count: int) -> CallRecord | None:
     """The newest completed tool result the model has not seen yet (between ``seen`` and ``count``), to append to."""
     for record in reversed(ledger.records):
         if record.message_index < seen:
             return None
         if record.message_index >= count or record.status != "completed":
             continue
-        if record.output_decision is not None or record.note is not None:
+        if record.output_decision is not None or record.list_decision is not None:
             continue
         state = Ledger.state_of(messages, record)
         if state is not None and isinstance(state.get("output"), str) and not output_is_cleared(state):

@@ -1,9 +1,10 @@
 """The automatic pruning strategies and their registry: the order they run in is the order listed here.
 
-Adding a strategy: write its module (a config section, a class following
-:class:`~dcp_plugin.pipeline.strategies.base.Strategy`, and a ``SPEC``), list the ``SPEC``
-in ``REGISTRY``, describe its section in ``schema/dcp.schema.json`` and add its row to the
-README table. Nothing else names strategies.
+Adding a strategy: add its name and config section to :mod:`dcp_plugin.config.strategies`
+(where the order is set), write its module (a class following
+:class:`~dcp_plugin.pipeline.strategies.base.Strategy` and a ``SPEC``), list the ``SPEC`` in
+``SPECS``, describe its section in ``schema/dcp.schema.json`` and add its row to the README
+table. Nothing else names strategies.
 
 Order matters only where two strategies claim the same field of the same call because of the
 same newer call: the first listed keeps it. Otherwise the claim that came first in the
@@ -13,6 +14,7 @@ masks only what no rule proved obsolete.
 
 from __future__ import annotations
 
+from dcp_plugin.config.strategies import SECTIONS
 from dcp_plugin.pipeline.strategies import (
     deduplication,
     mask_old_outputs,
@@ -24,15 +26,20 @@ from dcp_plugin.pipeline.strategies import (
 )
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, Strategy, StrategySpec
 
-REGISTRY: tuple[StrategySpec, ...] = (
-    deduplication.SPEC,
-    supersede_writes.SPEC,
-    purge_errors.SPEC,
-    stale_diagnostics.SPEC,
-    superseded_reads.SPEC,
-    superseded_todos.SPEC,
-    mask_old_outputs.SPEC,
-)
+SPECS: dict[str, StrategySpec] = {
+    spec.name: spec
+    for spec in (
+        deduplication.SPEC,
+        supersede_writes.SPEC,
+        purge_errors.SPEC,
+        stale_diagnostics.SPEC,
+        superseded_reads.SPEC,
+        superseded_todos.SPEC,
+        mask_old_outputs.SPEC,
+    )
+}
+# In the order the config lists the sections; a section without a strategy fails here, at import.
+REGISTRY: tuple[StrategySpec, ...] = tuple(SPECS[name] for name, _ in SECTIONS)
 STRATEGY_ORDER: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 
 # Decisions that come from the user or the model rather than from a strategy.
@@ -56,6 +63,7 @@ __all__ = [
     "PURGE_ERRORS",
     "REASON_TEXT",
     "REGISTRY",
+    "SPECS",
     "STRATEGY_ORDER",
     "SUPERSEDE_WRITES",
     "SWEEP",

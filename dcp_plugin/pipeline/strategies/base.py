@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dcp_plugin.budget.thresholds import Thresholds
-from dcp_plugin.commands.calls import call_label
 from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import Edit
+from dcp_plugin.model.messages import ToolState
+from dcp_plugin.pipeline.decisions import CallRecord, Edit
+from dcp_plugin.pipeline.labels import call_label
 
 Proposal = tuple[CallRecord, Edit]
 
@@ -20,7 +20,7 @@ class FinishedCall:
     """A tool call that just reached a final status, as every strategy sees it."""
 
     record: CallRecord
-    state: dict[str, Any]
+    state: ToolState
     paths: tuple[str, ...]  # every file path the call names, as given
     path: str | None  # the first of them, absolute and normalized against the project
     protected: bool  # a path matches protectedFilePatterns: no strategy may prune this call
@@ -36,11 +36,11 @@ class FinishedCall:
         return self.record.status
 
     @property
-    def input(self) -> Any:
+    def input(self) -> dict[str, Any] | None:
         return self.state.get("input")
 
     @property
-    def output(self) -> Any:
+    def output(self) -> str | None:
         return self.state.get("output")
 
     def label(self) -> str:
@@ -48,7 +48,7 @@ class FinishedCall:
         return call_label(self.record.tool, self.input, self.directory or None)
 
 
-def _nothing(record: CallRecord) -> dict[str, Any] | None:
+def _nothing(record: CallRecord) -> ToolState | None:
     return None
 
 
@@ -73,7 +73,7 @@ class Progress:
     thresholds: Thresholds | None = None
     directory: str = ""
     measure: Callable[[], int] = _zero
-    lookup: Callable[[CallRecord], dict[str, Any] | None] = _nothing
+    lookup: Callable[[CallRecord], ToolState | None] = _nothing
 
     def context_tokens(self) -> int:
         """The estimated prompt of a request holding these messages, every decision so far written.
@@ -84,7 +84,7 @@ class Progress:
         """
         return self.measure()
 
-    def state_of(self, record: CallRecord) -> dict[str, Any] | None:
+    def state_of(self, record: CallRecord) -> ToolState | None:
         """A finished call's tool state in the current messages (None when it is no longer there)."""
         return self.lookup(record)
 

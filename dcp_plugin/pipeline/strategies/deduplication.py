@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from pydantic import Field
-
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord, signature
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, ReplaceOutput
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.strategies import DEDUPLICATION, DeduplicationConfig
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
+from dcp_plugin.pipeline.ledger import signature
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
-NAME = "deduplication"
+NAME = DEDUPLICATION
 EDIT = ReplaceOutput(DUPLICATE_PLACEHOLDER)
-# OpenCode's bash takes a `description` the model writes for the user ("Run the tests"): two
-# runs of one command that differ only there are the same call.
-DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 
 
-class DeduplicationConfig(Section):
-    enabled: bool = True
-    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
-    ignore_fields: dict[str, tuple[str, ...]] = Field(default=DEFAULT_IGNORE_FIELDS, alias="ignoreFields")
-
-
-def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
+def without_fields(tool_input: object, fields: Iterable[str]) -> object:
     """The input with the named top-level keys left out (cosmetic fields that do not change the call)."""
     if not isinstance(tool_input, dict):
         return tool_input
@@ -34,7 +23,7 @@ def without_fields(tool_input: Any, fields: Iterable[str]) -> Any:
     return {k: v for k, v in tool_input.items() if k not in drop}
 
 
-def duplicate_signature(tool: str, tool_input: Any, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes:
+def duplicate_signature(tool: str, tool_input: object, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes:
     """The signature deduplication groups calls by: tool and input, without the tool's cosmetic fields."""
     ignored = ignore_fields.get(tool)
     return signature(tool, tool_input if not ignored else without_fields(tool_input, ignored))

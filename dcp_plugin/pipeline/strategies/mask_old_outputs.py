@@ -20,37 +20,22 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict, deque
 from collections.abc import Iterable
-from typing import Annotated, Literal
-
-from pydantic import Field
 
 from dcp_plugin.budget.thresholds import Thresholds
-from dcp_plugin.commands.calls import call_label
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import ReplaceOutput, output_is_cleared
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskOldOutputsConfig, Trigger
+from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.tokens import estimate_json_tokens
 
-NAME = "maskOldOutputs"
-Tier = Literal["warn", "auto", "hard"]
-Trigger = Tier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
+NAME = MASK_OLD_OUTPUTS
 
 
 def placeholder(label: str, tokens: int) -> str:
     """What an old output becomes: the call, the size removed, and how to get it back."""
     return f"[dcp: old output of {label} cleared ({tokens:,} tokens) - repeat the call if you need it]"
-
-
-class MaskOldOutputsConfig(Section):
-    enabled: bool = True
-    trigger: Trigger = "warn"
-    keep_tokens: int = Field(default=10_000, ge=0, alias="keepTokens")
-    keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
-    keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
-    keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
-    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 
 def trigger_tokens(trigger: Trigger, thresholds: Thresholds) -> int:

@@ -5,22 +5,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from pydantic import Field
-
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import FAILED_INPUT_PLACEHOLDER, ShrinkInput
-from dcp_plugin.pipeline.protection import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.config.strategies import PURGE_ERRORS, PurgeErrorsConfig
+from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
+from dcp_plugin.pipeline.placeholders import FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
 
-NAME = "purgeErrors"
+NAME = PURGE_ERRORS
 EDIT = ShrinkInput(FAILED_INPUT_PLACEHOLDER)
-
-
-class PurgeErrorsConfig(Section):
-    enabled: bool = True
-    turns: int = Field(default=4, ge=1)
-    protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 
 class PurgeErrors:

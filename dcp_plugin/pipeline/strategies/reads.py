@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcp_plugin.pipeline.placeholders import is_placeholder
 
 READ_TOOLS: frozenset[str] = frozenset({"read"})
@@ -18,7 +16,7 @@ CUT_SHORT_MARKERS: tuple[str, ...] = ("(Output capped at ", "(line truncated to 
 Lines = tuple[int, int]  # first and last line shown, 1-based and inclusive
 
 
-def _whole_number(value: Any) -> int | None:
+def _whole_number(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -28,7 +26,7 @@ def _whole_number(value: Any) -> int | None:
     return None
 
 
-def read_lines(tool_input: Any) -> Lines | None:
+def read_lines(tool_input: object) -> Lines | None:
     """The lines a read asked for; None when its range cannot be told (then it shows nothing for sure)."""
     if not isinstance(tool_input, dict):
         return None
@@ -42,7 +40,7 @@ def read_lines(tool_input: Any) -> Lines | None:
     return first, first + count - 1
 
 
-def shown_lines(tool_input: Any, output: Any) -> Lines | None:
+def shown_lines(tool_input: object, output: object) -> Lines | None:
     """The lines a completed read is known to have shown in full: its range, unless the host cut it short.
 
     An output that is already a placeholder (a list pruned before, handed in again) shows nothing.

@@ -22,14 +22,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dcp_plugin.commands.calls import relative
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import Cut, CutOutput
+from dcp_plugin.config.strategies import STALE_DIAGNOSTICS, StaleDiagnosticsConfig
+from dcp_plugin.pipeline.decisions import CallRecord, Cut, CutOutput
+from dcp_plugin.pipeline.labels import relative
 from dcp_plugin.pipeline.protection import absolute_path
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
-NAME = "staleDiagnostics"
+NAME = STALE_DIAGNOSTICS
 # Tools whose completed result reports the diagnostics of the files they wrote: no block for
 # such a file means the language server found no errors in it.
 WRITE_TOOLS: frozenset[str] = frozenset({"write", "edit", "apply_patch", "multiedit"})
@@ -45,10 +44,6 @@ _BLOCK = re.compile(
 def placeholder(file: str) -> str:
     """What an outdated block becomes: one line naming the file."""
     return f"[dcp: outdated diagnostics for {file} removed - a newer tool result covers this file]"
-
-
-class StaleDiagnosticsConfig(Section):
-    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import SUPERSEDED_PLACEHOLDER, ShrinkInput
+from dcp_plugin.config.strategies import SUPERSEDE_WRITES, SupersedeWritesConfig
+from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
+from dcp_plugin.pipeline.placeholders import SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.protection import PATH_KEYS
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, line_count, shown_lines
 
-NAME = "supersedeWrites"
+NAME = SUPERSEDE_WRITES
 EDIT = ShrinkInput(SUPERSEDED_PLACEHOLDER, frozenset(PATH_KEYS))
-
-
-class SupersedeWritesConfig(Section):
-    enabled: bool = False
 
 
 class SupersedeWrites(ObserveOnly):

@@ -5,23 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dcp_plugin.commands.calls import call_label
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import ReplaceOutput
+from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
 
-NAME = "supersededReads"
+NAME = SUPERSEDED_READS
 
 
 def placeholder(label: str) -> str:
     """What an older read's output becomes."""
     return f"[dcp: output of {label} removed - a newer read or write of this file supersedes it]"
-
-
-class SupersededReadsConfig(Section):
-    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dcp_plugin.config.section import Section
-from dcp_plugin.pipeline.ledger import CallRecord
-from dcp_plugin.pipeline.placeholders import ReplaceOutput
+from dcp_plugin.config.strategies import SUPERSEDED_TODOS, SupersededTodosConfig
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 
-NAME = "supersededTodos"
+NAME = SUPERSEDED_TODOS
 WRITE_TOOLS: frozenset[str] = frozenset({"todowrite"})
 TODO_TOOLS: frozenset[str] = WRITE_TOOLS | {"todoread"}
 
@@ -20,10 +19,6 @@ def placeholder() -> str:
 
 
 EDIT = ReplaceOutput(placeholder())
-
-
-class SupersededTodosConfig(Section):
-    enabled: bool = True
 
 
 class SupersededTodos(ObserveOnly):

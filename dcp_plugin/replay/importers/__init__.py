@@ -3,7 +3,7 @@
 :func:`load_foreign` is called by :func:`~dcp_plugin.replay.sessionfile.load_session` for any
 file that is not an OpenCode export; it detects the format from the content (never from the
 file name) and returns OpenCode-shaped messages carrying timestamps, model ids and the
-provider-reported usage, or raises :class:`~dcp_plugin.replay.sessionfile.SessionFileError`
+provider-reported usage, or raises :class:`~dcp_plugin.replay.file_error.SessionFileError`
 naming the line that is none of the formats.
 """
 
@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.importers import claude_code, codex, requests
 from dcp_plugin.replay.importers.records import Record, json_lines
-from dcp_plugin.replay.sessionfile import SessionFileError
 
 KNOWN = (
     "an `opencode export` JSON, a bare OpenCode messages array, a Claude Code session (.jsonl), a Codex rollout"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from dcp_plugin.replay.sessionfile import SessionFileError
+from dcp_plugin.replay.file_error import SessionFileError
 
 Record = tuple[int, dict[str, Any]]  # (line number, the parsed object)
 

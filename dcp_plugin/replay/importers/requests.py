@@ -14,8 +14,8 @@ from typing import Any
 from dcp_plugin.formats import anthropic, openai_chat, openai_responses
 from dcp_plugin.formats.adapter import FORMATS, with_system
 from dcp_plugin.formats.items import as_dict
+from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.importers.records import fill_turn_models
-from dcp_plugin.replay.sessionfile import SessionFileError
 
 _RESPONSES_TYPES = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
                               "custom_tool_call_output", "item_reference", "web_search_call", "compaction"})

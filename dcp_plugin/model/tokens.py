@@ -180,13 +180,13 @@ def estimate_message_split(
     return model, incoming
 
 
-def estimate_part_tokens(part: dict[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+def estimate_part_tokens(part: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
     """Estimated tokens a single message part adds to a prompt."""
     model, incoming = estimate_part_split(part, image_tokens)
     return model.total + incoming.total
 
 
-def estimate_message_tokens(message: dict[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+def estimate_message_tokens(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
     """Estimated tokens of one {info, parts} message."""
     model, incoming = estimate_message_split(message, image_tokens)
     return model.total + incoming.total

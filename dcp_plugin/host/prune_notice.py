@@ -1,11 +1,11 @@
-"""Prune notifications: the text shown after a request that pruned something, per `pruneNotification`."""
+"""The notice shown after a request that pruned something, per `pruneNotification`, and the words it is made of."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Literal
 
-from dcp_plugin.pipeline.placeholders import Decision
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.strategies import REASON_TEXT
 
 Level = Literal["off", "minimal", "detailed"]

@@ -1,4 +1,4 @@
-"""Per-session context snapshots: the budget tracker kept in step with the session, tier changes and compaction."""
+"""One session's context budget: a snapshot after every request, tier changes for the tips, compaction advice."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
 from dcp_plugin.budget.tips import TipId
-from dcp_plugin.pipeline.conversation import ModelRef
+from dcp_plugin.model.refs import ModelRef
 
 
-class SnapshotTracker:
+class SessionBudget:
     """How full one session's context is, updated after every request (incremental within an epoch)."""
 
     def __init__(self, stored: ContextSnapshot | None = None) -> None:

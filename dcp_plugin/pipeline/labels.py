@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcp_plugin.pipeline.protection import clean_path, extract_paths
 
 WIDTH = 60
@@ -11,13 +9,13 @@ WIDTH = 60
 _KEY_ARGUMENTS = ("command", "query", "url", "description", "name", "prompt")
 
 
-def call_label(tool: str, tool_input: Any, directory: str | None = None, width: int = WIDTH) -> str:
+def call_label(tool: str, tool_input: object, directory: str | None = None, width: int = WIDTH) -> str:
     """`read src/a.py`, `bash make test`, `grep TODO in src`: the tool and what it worked on, on one line."""
     argument = key_argument(tool_input, directory)
     return f"{tool} {shorten(argument, width)}" if argument else tool
 
 
-def key_argument(tool_input: Any, directory: str | None = None) -> str:
+def key_argument(tool_input: object, directory: str | None = None) -> str:
     """The argument that identifies a call: its file path (relative to ``directory``), command, pattern, url..."""
     if not isinstance(tool_input, dict):
         return ""

@@ -1,0 +1,44 @@
+"""Whether a message list continues the one seen before: the one definition of a rewritten history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dcp_plugin.model.messages import message_id, parts_of
+
+
+@dataclass(slots=True)
+class HistoryMark:
+    """A fingerprint of the message list seen so far: how many, the first and last ids, the last's parts.
+
+    The one definition of "the history was rewritten": a new list continues the old one when
+    it is at least as long, starts with the same message, and still has the last seen message
+    (same id, no fewer parts) at the same place. An undo drops or replaces the tail, a host
+    compaction replaces the start; either fails this check.
+    """
+
+    count: int = 0
+    first_id: str | None = None
+    last_id: str | None = None
+    last_parts: int = 0
+
+    def continues(self, messages: Sequence[object]) -> bool:
+        """Whether ``messages`` extends the history marked so far."""
+        if self.count == 0:
+            return True
+        if len(messages) < self.count:
+            return False
+        if message_id(messages[0]) != self.first_id:
+            return False
+        last = messages[self.count - 1]
+        return message_id(last) == self.last_id and len(parts_of(last)) >= self.last_parts
+
+    def advance(self, messages: Sequence[object], end: int | None = None) -> None:
+        """Mark the first ``end`` messages (default: all) as seen."""
+        count = len(messages) if end is None else end
+        self.count = count
+        self.first_id = message_id(messages[0]) if count else None
+        last = messages[count - 1] if count else None
+        self.last_id = message_id(last)
+        self.last_parts = len(parts_of(last))

@@ -1,0 +1,159 @@
+"""The canonical message shape ({info, parts}, as OpenCode sends it) and the one definition of each rule over it.
+
+Rules defined here and nowhere else: a tool call's identity (:func:`call_id_of`), the session
+a request belongs to (:func:`session_id_of`) and whether the host already cleared an output
+(:func:`output_is_cleared`). The model a message names is in :mod:`.refs`, whether a list
+continues the one seen before in :mod:`.history`.
+
+The TypedDicts are the shape OpenCode documents, and every function of the pipeline that takes
+messages, parts or tool states takes these types, so mypy checks the keys read and the types of
+what is read. They are not enforced at runtime: the hot path reads the host's own dicts in
+place (no validation per message), so a host may send anything. The accessors here take
+``object`` and return an empty view of malformed input, and every reader of a value a host
+could get wrong (an output that is not a string, an id that is ``null``) checks it with
+``isinstance`` where it reads it (tests feed malformed messages through the runtime).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+ToolStatus = Literal["pending", "running", "completed", "error"]
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
+
+
+class ToolState(TypedDict, total=False):
+    """A tool part's state: what the call was given, and its result once finished."""
+
+    status: ToolStatus
+    input: dict[str, Any]
+    output: str
+    error: str
+    title: str
+    metadata: dict[str, Any]
+    time: dict[str, int]
+
+
+class Part(TypedDict, total=False):
+    """One part of a message: text, a tool call with its state, a file, reasoning..."""
+
+    id: str
+    sessionID: str
+    messageID: str
+    type: str
+    text: str
+    tool: str
+    callID: str
+    state: ToolState
+
+
+class ModelInfo(TypedDict, total=False):
+    """The model a user message chose for its turn."""
+
+    providerID: str
+    modelID: str
+
+
+class Info(TypedDict, total=False):
+    """A message's info: its id, role, time, and the model and usage of an assistant step."""
+
+    id: str
+    sessionID: str
+    role: Literal["user", "assistant"]
+    tokens: dict[str, Any]
+    modelID: str
+    providerID: str
+    model: ModelInfo
+    time: dict[str, int]
+    summary: Any
+
+
+class Message(TypedDict):
+    """One message as the host sends it: ``{info, parts}``."""
+
+    info: Info
+    parts: list[Part]
+
+
+def info_of(message: object) -> Info:
+    """The message's info dict, or an empty one for malformed input."""
+    if isinstance(message, dict):
+        # Annotated, not cast: this runs for every message of every request.
+        info: Info | None = message.get("info")
+        if isinstance(info, dict):
+            return info
+    return {}
+
+
+def parts_of(message: object) -> list[Part]:
+    """The message's parts list, or an empty one for malformed input (its items may still be anything)."""
+    if isinstance(message, dict):
+        parts: list[Part] | None = message.get("parts")
+        if isinstance(parts, list):
+            return parts
+    return []
+
+
+def message_id(message: object) -> str | None:
+    """The host's id of a message, when it has one."""
+    value = info_of(message).get("id")
+    return value if isinstance(value, str) and value else None
+
+
+def is_user(message: object) -> bool:
+    """Whether a message opens a new user turn."""
+    return info_of(message).get("role") == "user"
+
+
+def message_time(message: object) -> int:
+    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none."""
+    when = info_of(message).get("time")
+    if not isinstance(when, dict):
+        return 0
+    stamps = [v for k in ("created", "completed") if isinstance(v := when.get(k), (int, float)) and not isinstance(v, bool)]
+    return int(max(stamps)) if stamps else 0
+
+
+def is_assistant(message: object) -> bool:
+    """Whether a message is a model step (it answered the request made with everything before it)."""
+    return info_of(message).get("role") == "assistant"
+
+
+def output_is_cleared(state: ToolState) -> bool:
+    """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
+    when = state.get("time")
+    return isinstance(when, dict) and bool(when.get("compacted"))
+
+
+def text_id(value: object) -> str | None:
+    """``value`` when it is a non-empty string (an id), else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def call_id_of(part: Part, message: object, message_index: int, part_index: int) -> str:
+    """The identity of a tool call: its ``callID``, else the part's ``id``, else its position.
+
+    Only a non-empty string counts as an id: OpenCode always sends one, but a host (or a
+    fuzzer) may send ``null``, ``""``, ``0`` or ``false``, and every consumer must agree on
+    what such a part is called, or a placeholder would be planned for a call that never
+    matches its own part again.
+    """
+    return (
+        text_id(part.get("callID"))
+        or text_id(part.get("id"))
+        or f"{message_id(message) or message_index}#{part_index}"
+    )
+
+
+def session_id_of(input: Mapping[str, object] | None, messages: Sequence[object]) -> str:
+    """The session a request belongs to: ``input["sessionID"]``, else the messages' own."""
+    if isinstance(input, Mapping):
+        value = text_id(input.get("sessionID"))
+        if value:
+            return value
+    for message in messages:
+        value = text_id(info_of(message).get("sessionID"))
+        if value:
+            return value
+    return "default"

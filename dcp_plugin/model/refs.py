@@ -1,0 +1,84 @@
+"""The model a request goes to: what a message or a host names, and which of the two wins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dcp_plugin.model.messages import info_of, text_id
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """The model a request goes to: provider and model ids, and the context limit the host knows."""
+
+    provider_id: str | None = None
+    model_id: str | None = None
+    context_limit: int | None = None
+
+    def merged_over(self, other: ModelRef | None) -> ModelRef:
+        """This reference with its blanks filled from ``other`` (a limit only carries over for the same model)."""
+        if other is None:
+            return self
+        same_model = self.model_id is None or other.model_id is None or self.model_id == other.model_id
+        return ModelRef(
+            self.provider_id or other.provider_id,
+            self.model_id or other.model_id,
+            self.context_limit if self.context_limit is not None else (other.context_limit if same_model else None),
+        )
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def model_ref(value: object) -> ModelRef | None:
+    """The model named by a message's info or by a host's model object; None when it names none.
+
+    Shapes understood: an assistant info (``providerID``, ``modelID``), a user info
+    (``model: {providerID, modelID}``), and a host model object (``{id | modelID,
+    providerID, limit: {context}}``, OpenCode's and the hook input's shape).
+    """
+    if not isinstance(value, Mapping):
+        return None
+    nested = value.get("model")
+    if isinstance(nested, Mapping) and not text_id(value.get("modelID")):
+        inner = model_ref(nested)
+        if inner is not None:
+            return inner
+    # A host model object names its model `id`; a message's info has an `id` too, its own.
+    host_object = "role" not in value and ("limit" in value or "providerID" in value)
+    model_id = text_id(value.get("modelID")) or (text_id(value.get("id")) if host_object else None)
+    provider_id = text_id(value.get("providerID"))
+    limit = value.get("limit")
+    context = _positive_int(limit.get("context")) if isinstance(limit, Mapping) else None
+    if model_id is None and provider_id is None and context is None:
+        return None
+    return ModelRef(provider_id, model_id, context)
+
+
+def latest_model(messages: Sequence[object]) -> ModelRef | None:
+    """The model of the newest message that names one: the one the next request goes to.
+
+    OpenCode records the model chosen for a turn on its user message and the model that
+    answered on each assistant message, so the newest of either is the upcoming model.
+    """
+    for message in reversed(messages):
+        ref = model_ref(info_of(message))
+        if ref is not None and ref.model_id is not None:
+            return ref
+    return None
+
+
+def request_model(named: ModelRef | None, host: ModelRef | None) -> ModelRef:
+    """The model a request goes to: the one the newest message names, its blanks (a limit) filled from the host's.
+
+    The one rule for which wins, used by the session's request history and by the runtime.
+    The messages win because they are all a session's past requests can be known by: a
+    restart or a replay must find the same model at each request as the live run did. On
+    OpenCode the two agree (the user message records the model chosen for the turn, each
+    assistant message the model that answered); the host adds the context limit it knows.
+    """
+    if named is None:
+        return host if host is not None else ModelRef()
+    return named.merged_over(host)

@@ -1,0 +1,214 @@
+"""The arbiter: which proposal claims a call's field, turn protection, take-overs, and the decisions of one epoch."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+
+from dcp_plugin.config.model import TurnProtectionConfig
+from dcp_plugin.model.messages import ToolState
+from dcp_plugin.pipeline.decisions import (
+    CallRecord,
+    CutOutput,
+    Decision,
+    Edit,
+    ShrinkInput,
+    append_list,
+    decide,
+    withdraw_list,
+)
+from dcp_plugin.pipeline.ledger import Ledger
+from dcp_plugin.pipeline.modeltools import ModelTools
+from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
+from dcp_plugin.pipeline.scheduler import Scheduler
+from dcp_plugin.pipeline.timeline import Timeline
+
+StateOf = Callable[[CallRecord], "ToolState | None"]
+
+
+class Arbiter:
+    """Every proposal of one epoch passes here: the strategies', the model's tools', the user's sweeps.
+
+    It holds back proposals on calls younger than turn protection allows, lets the first whole
+    replacement of a field keep it (a cut gives way to a whole replacement; cuts join), hands
+    each decision to the scheduler, and records the decisions in the order made and applied.
+    One per epoch: a start-over builds a new one.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        scheduler: Scheduler,
+        timeline: Timeline,
+        tools: ModelTools,
+        protection: TurnProtectionConfig,
+        pinned: frozenset[str],
+        state_of: StateOf,
+    ) -> None:
+        self.ledger = ledger
+        self.scheduler = scheduler
+        self.timeline = timeline  # the number of the request a forced decision is written in
+        self.tools = tools
+        self.protection = protection
+        self.pinned = pinned
+        self.state_of = state_of  # a call's tool state in the session's current messages
+        self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
+        self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
+        self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
+        self.in_force_count = 0  # how many applied decisions are in force
+        self.user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there
+        self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
+        self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
+        self._newest_list: Decision | None = None  # the newest prunable list written
+
+    # -- proposals ---------------------------------------------------------------------------
+    def propose(self, record: CallRecord, name: str, edit: Edit) -> None:
+        """A strategy's proposal: decided now, or held back until the call is older than turn protection."""
+        protection = self.protection
+        if protection.enabled and self.ledger.turn - record.turn < protection.turns:
+            heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
+        else:
+            self.decide(record, name, edit)
+
+    def release(self) -> None:
+        """Decide the held-back proposals whose calls turn protection no longer covers."""
+        young = self._young
+        if not young:
+            return
+        limit = self.ledger.turn - self.protection.turns
+        while young and young[0][0] <= limit:
+            _, _, _, record, name, edit = heapq.heappop(young)
+            self.decide(record, name, edit)
+
+    def decide(self, record: CallRecord, name: str, edit: Edit, *, by_user: bool = False) -> Decision | None:
+        """The decision ``edit`` makes on ``record`` if it may claim the field; None when it may not or saves nothing."""
+        if record.call_id in self.pinned:
+            return None  # the one place every prune passes: strategies, the model's tools, sweeps
+        state = self.state_of(record)
+        if state is None:
+            return None
+        field = "input" if isinstance(edit, ShrinkInput) else "output"
+        current = record.output_decision if field == "output" else record.input_decision
+        if current is not None:
+            # The first whole replacement of a field keeps it. A partial cut gives way to a whole
+            # replacement, and a later cut joins an earlier one: both sets of ranges are cut.
+            if current.cuts is None:
+                return None
+            if isinstance(edit, CutOutput):
+                edit = CutOutput(tuple(sorted(set(current.cuts) | set(edit.cuts))))
+        decision = decide(record, name, edit, state)
+        if decision is None:
+            return None
+        if current is not None:
+            if decision.cuts == current.cuts:
+                return None
+            self._supersede(current, decision)
+        elif decision.field == "output" and record.list_decision is not None:
+            self._take_over_list(record.list_decision, decision)
+            record.list_decision = None
+        if by_user:
+            self.user_saved += decision.tokens_saved - (current.tokens_saved if current is not None else 0)
+        if decision.field == "output":
+            record.output_decision = decision
+            if decision.cuts is None:
+                self.tools.pruned(record)  # a whole placeholder: no longer the model's to prune
+        else:
+            record.input_decision = decision
+        self._pend(decision)
+        return decision
+
+    def write_list(self, host: CallRecord, text: str) -> None:
+        """Append a new list to ``host``'s output, and take the previous list out once that pays.
+
+        The new list is at the tail (free to write); the previous one lies in the cached prefix, so
+        taking it out waits for the scheduler like any prune (when the cache is cold, say).
+        """
+        state = self.state_of(host)
+        added = append_list(host, LIST_STRATEGY, text, state) if state is not None else None
+        if added is None:
+            return
+        host.list_decision = added
+        self._pend(added)
+        previous, self._newest_list = self._newest_list, added
+        if previous is None or previous.superseded or previous.record.list_decision is not previous:
+            return
+        old_state = self.state_of(previous.record)
+        gone = withdraw_list(previous, old_state) if old_state is not None else None
+        if gone is not None:
+            previous.record.list_decision = gone
+            self._pend(gone)
+
+    # -- take-overs --------------------------------------------------------------------------
+    def _supersede(self, current: Decision, decision: Decision) -> None:
+        """``decision`` replaces ``current`` on its field: at once while ``current`` waits, else when written."""
+        if current.applied_at is None:
+            current.superseded = True
+            self.scheduler.unpend(current)
+            decision.replaces = current.replaces
+        else:
+            decision.replaces = current
+
+    def _take_over_list(self, current: Decision, decision: Decision) -> None:
+        """A prune rewrites an output that carries a prunable list: the list goes when the prune is written.
+
+        ``current`` is the list, or the withdrawal that takes it out again; a withdrawal still
+        waiting is dropped, one already written has taken the list out and stays as it is.
+        """
+        listed = current.withdraws
+        if listed is None:
+            self._supersede(current, decision)
+        elif current.applied_at is None:
+            current.superseded = True
+            self.scheduler.unpend(current)
+            self._supersede(listed, decision)
+
+    # -- writing -----------------------------------------------------------------------------
+    def _pend(self, decision: Decision) -> None:
+        self.decisions.append(decision)
+        self.scheduler.pend(decision)
+        if not self.scheduler.enabled:
+            # `cache.scheduler: false`: written as soon as it is made, as the first release did.
+            self.force([decision])
+
+    def force(self, decisions: list[Decision]) -> None:
+        """Write these waiting decisions now, outside any request (a user's sweep)."""
+        self.scheduler.force(decisions, self.timeline.points)
+        for decision in decisions:
+            self.mark_applied(decision)
+
+    def mark_applied(self, decision: Decision) -> None:
+        """Record a decision the scheduler wrote."""
+        if decision.withdraws is not None:
+            # Its own write removes the list's tokens; the list's patch is replaced by the output as stored.
+            decision.withdraws.superseded = True
+        self.applied.append(decision)
+        if decision.is_list:
+            return
+        self.new_applied.append(decision)
+        if decision.replaces is None or decision.replaces.is_list:
+            self.in_force_count += 1
+
+    # -- what consumers read -----------------------------------------------------------------
+    def in_force(self) -> list[Decision]:
+        """The applied prunes whose placeholders are written now, in the order applied (lists are not prunes)."""
+        return [d for d in self.applied if not d.superseded and not d.is_list]
+
+    def waiting(self) -> list[Decision]:
+        """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
+        return [d for d in self.decisions if d.applied_at is None and not d.superseded and not d.is_list]
+
+    def take_new_applied(self) -> list[Decision]:
+        """Decisions applied since the last call (notifications, logs, persistence)."""
+        out, self.new_applied = self.new_applied, []
+        return out
+
+    def saved_by_strategy(self) -> dict[str, tuple[int, int]]:
+        """Per strategy: (calls pruned, estimated tokens saved per request), decisions in force only."""
+        totals: dict[str, tuple[int, int]] = {}
+        for decision in self.applied:
+            if decision.superseded or decision.is_list:
+                continue
+            count, tokens = totals.get(decision.strategy, (0, 0))
+            totals[decision.strategy] = (count + 1, tokens + decision.tokens_saved)
+        return totals

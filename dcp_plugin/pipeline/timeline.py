@@ -1,0 +1,71 @@
+"""The implied request history: where a message list's requests were made, when, and what each message sends.
+
+A message list implies its own request history: the request before each assistant message
+held every message before it, sent at the newest timestamp among them, and the request being
+made now holds them all. The timeline reads the messages once each, in order, and says where
+those requests are; the session syncs and schedules at each of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
+from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.pipeline.scheduler import Scheduler
+
+
+class Timeline:
+    """The messages read so far as requests: how many, their newest time and model, and the requests scheduled.
+
+    One per epoch: a start-over builds a new one.
+    """
+
+    def __init__(self, scheduler: Scheduler, image_tokens: int) -> None:
+        self.scheduler = scheduler  # told each message's tokens as it is read
+        self.image_tokens = image_tokens
+        self.read = 0  # messages read for request points, times and models
+        self.time_ms = 0  # newest timestamp among them
+        self.model: ModelRef | None = None  # newest model they name
+        self.points = 0  # requests of the implied history scheduled in this epoch
+        self.scheduled_end = 0  # messages held by the latest scheduled request
+        self.open_end = -1  # messages of the latest update's own request, not known to be answered yet
+
+    def requests(self, messages: Sequence[Message]) -> Iterator[tuple[int, bool]]:
+        """The requests the unread messages show were made and answered, as (messages held, not scheduled yet).
+
+        A request not scheduled yet is one the plugin never saw (a restart, a first sight); the
+        other kind is the request the latest update ended with, now answered. Each message is read
+        after the requests before it are yielded, so a request sees the time and model of its own
+        messages only.
+        """
+        for index in range(self.read, len(messages)):
+            message = messages[index]
+            if is_assistant(message):
+                if index > self.scheduled_end:
+                    yield index, True
+                elif index == self.open_end:
+                    yield index, False
+            self._read(message, index)
+            self.read = index + 1
+
+    def _read(self, message: Message, index: int) -> None:
+        """Take a message in: its tokens, its time, its model, the overhead it reports."""
+        scheduler = self.scheduler
+        if index == scheduler.messages:
+            if scheduler.overhead == 0 and is_assistant(message):
+                usage = reported_usage(message)
+                if usage is not None:
+                    scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
+            scheduler.add_message(estimate_message_tokens(message, self.image_tokens))
+        self.time_ms = max(self.time_ms, message_time(message))
+        ref = model_ref(info_of(message))
+        if ref is not None and ref.model_id is not None:
+            self.model = ref
+
+    def schedule(self, count: int) -> int:
+        """Count the request holding the first ``count`` messages as scheduled; its number in this epoch."""
+        self.points += 1
+        self.scheduled_end = count
+        return self.points
