@@ -1,4 +1,4 @@
-"""Whether a message list continues the one seen before: the one definition of a rewritten history."""
+"""Whether a message list continues the one seen before: the fingerprint every rewrite check starts from."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from dcp_plugin.model.messages import message_id, parts_of
 class HistoryMark:
     """A fingerprint of the message list seen so far: how many, the first and last ids, the last's parts.
 
-    The one definition of "the history was rewritten": a new list continues the old one when
+    The fingerprint behind "the history was rewritten": a new list continues the old one when
     it is at least as long, starts with the same message, and still has the last seen message
     (same id, no fewer parts) at the same place. An undo drops or replaces the tail, a host
-    compaction replaces the start; either fails this check.
+    compaction replaces the start; either fails this check. It is not the only check:
+    ``Ledger.continues`` also compares the ids of messages resent from an index, and the bridge
+    server compares a full resend with the mirror it holds (``_extends``).
     """
 
     count: int = 0
