@@ -22,8 +22,20 @@ _MAX_DEPTH = 200
 
 def still_fits(decision: Decision, state: ToolState) -> bool:
     """Whether ``decision.value`` is what the decision's edit makes of the field as the host sends it now."""
-    current = state.get(decision.field)
+    field = decision.field
+    current = state.get(field)
     cuts = decision.cuts
+    if cuts is None and field == "output":
+        # A whole placeholder (most decisions: checked inline, it runs for each on every request):
+        # only over a completed, uncleared output it still makes smaller.
+        value = decision.value
+        if type(current) is str:
+            if len(current) <= len(value) or current.startswith(PLACEHOLDER_PREFIX):
+                return False
+        elif current is None or json_chars(current) <= json_chars(value):
+            return False
+        when = state.get("time")
+        return state.get("status") == "completed" and not (type(when) is dict and when.get("compacted"))
     if cuts is not None:
         # Cuts (and the list appended to an output) were made for one exact original string.
         return (
@@ -31,15 +43,6 @@ def still_fits(decision: Decision, state: ToolState) -> bool:
             and len(current) == decision.expect_length
             and not output_is_cleared(state)
             and apply_cuts(current, cuts) == decision.value
-        )
-    if decision.field == "output":
-        # A whole placeholder: only over a completed output it still makes smaller.
-        return (
-            current is not None
-            and state.get("status") == "completed"
-            and not output_is_cleared(state)
-            and not (type(current) is str and current.startswith(PLACEHOLDER_PREFIX))
-            and json_chars(current) > json_chars(decision.value)
         )
     return shrunk_from(decision.value, current)
 
