@@ -10,7 +10,10 @@ project holding it and measures:
   which the benchmark checks by counting reads) plus checking the path of one new tool call
   against the protected patterns.
 
-The target is per request after the first read: at most 100 ms, whatever the file.
+The targets, whatever the file: the first read at most 1 s (parsing, validation and compiling
+are linear or bounded by the limits in `config.parse` and `pipeline.globs`: a file of at most
+1 MiB, JSON5 syntax only in files of at most 16 KiB, patterns of at most 4,096 characters), and
+every later request at most 100 ms.
 
 With ``--crafted``, one more path per file is checked, built to make the patterns backtrack as
 much as they can (1,024 characters of `a/`, the longest path that is matched at all): that
@@ -38,6 +41,7 @@ from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.pipeline.protection import PathProtector
 
 TARGET_MS = 100.0
+FIRST_TARGET_MS = 1000.0
 DEFAULT_REQUESTS = 20
 MIB = 1024 * 1024
 
@@ -57,6 +61,8 @@ def hostile_files() -> dict[str, Callable[[], str]]:
         "16 KiB of JSON5": lambda: "{protectedFilePatterns: [" + "1," * 8000 + "]}",
         "5,000-digit number": lambda: '{"enabled": true, "strategies": {"purgeErrors": {"turns": ' + "9" * 5000 + "}}}",
         "nested 100k deep": lambda: '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "one 900,000-char pattern": lambda: json.dumps({"protectedFilePatterns": ["a" * 900_000 + "/**"]}),
+        "single-quoted '/*' JSON5": lambda: "{protectedFilePatterns: ['secrets/**', " + "1," * 7_000 + "]}",
     }
 
 
@@ -115,7 +121,7 @@ def measure(name: str, text: str, requests: int, crafted: bool = False) -> dict[
         "crafted_path_ms": None if crafted_ms is None else round(crafted_ms, 2),
         "later_request_ms_max": round(worst, 2),
         "reads_after_first": len(reads) - 1,
-        "met": worst <= TARGET_MS and len(reads) == 1,
+        "met": worst <= TARGET_MS and first_ms <= FIRST_TARGET_MS and len(reads) == 1,
     }
 
 
@@ -136,7 +142,10 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
             f"{r['later_request_ms_max']:>9.2f} {r['reads_after_first']:>8}  {'yes' if r['met'] else 'NO ':<3}  "
             f"{'-' if r['crafted_path_ms'] is None else format(r['crafted_path_ms'], ',.1f'):>15}"
         )
-    print(f"\ntarget: every request after the first read <= {TARGET_MS:.0f} ms and no re-read of an unchanged file")
+    print(
+        f"\ntarget: the first read <= {FIRST_TARGET_MS:.0f} ms, every later request <= {TARGET_MS:.0f} ms, "
+        "and no re-read of an unchanged file"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

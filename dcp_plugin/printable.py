@@ -9,6 +9,9 @@ import re
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _WITH_BACKSLASH = re.compile("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+# In multi-line replies: the same, but line breaks and tabs stay, and bidirectional controls go
+# too (they reorder what follows them on screen: CVE-2021-42574, "Trojan Source").
+_IN_REPLY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -23,3 +26,8 @@ def escape(text: str, *, backslash: bool = False) -> str:
     With ``backslash``, backslashes are doubled too, so the escaping can be undone exactly.
     """
     return (_WITH_BACKSLASH if backslash else _UNPRINTABLE).sub(_escape, text)
+
+
+def escape_reply(text: str) -> str:
+    """A multi-line reply with every control and bidirectional character escaped but line breaks and tabs."""
+    return _IN_REPLY.sub(_escape, text)

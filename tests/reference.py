@@ -85,6 +85,11 @@ def _chars(value: Any) -> int:
     return len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
+def _output_tokens(value: Any) -> int:
+    """A tool output's tokens: a string at 3.5 characters per token, anything else as JSON (2), rounded up."""
+    return -(-_chars(value) * 2 // 7) if isinstance(value, str) else -(-_chars(value) // 2)
+
+
 def _number(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -360,11 +365,34 @@ def reference_decisions(
                     out.append((c["id"], "supersededTodos", "replace", superseded_todos.placeholder()))
         return out
 
+    def working_set(seen: list[dict[str, Any]], candidates: list[dict[str, Any]], size: dict[str, int]) -> set[str]:
+        """The newest reads of the files touched last, oldest touch dropped first, within keepFileTokens."""
+        newest: dict[str, dict[str, Any] | None] = {}
+        for c in seen:  # in the order observed: a dict keeps the order of first insertion, so move to the end
+            path = path_of(c)
+            if path is None:
+                continue
+            read = c if c["tool"].lower() == "read" and completed(c) else newest.get(path)
+            newest.pop(path, None)
+            newest[path] = read
+        maskable = {c["id"] for c in candidates}
+        held: set[str] = set()
+        budget = mask.keep_file_tokens
+        for read in reversed(list(newest.values())):
+            if read is None or read["id"] not in maskable:
+                continue
+            if size[read["id"]] > budget:
+                break
+            budget -= size[read["id"]]
+            held.add(read["id"])
+        return held
+
     # -- the walk ------------------------------------------------------------------------
     mask = s.mask_old_outputs
     mask_protected = HARDCODED_PROTECTED_TOOLS | set(mask.protected_tools)
     purged: set[str] = set()
     masked: set[str] = set()
+    started = False
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
     message_tokens = [estimate_message_tokens(m) for m in messages]
     previous = 0
@@ -417,11 +445,21 @@ def reference_decisions(
                 and not c["compacted"]
                 and c["id"] not in masked
             ]
-            total = sum(-(-_chars(c["output"]) // 2) for c in candidates)
-            if context >= limit:
+            size = {c["id"]: _output_tokens(c["output"]) for c in candidates}
+            held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
+            total = sum(tokens for call_id, tokens in size.items() if call_id not in held)
+            latest = max((c["seq"] for c in seen), default=-1)
+            started = started or context >= limit  # once reached, masking is a window for good
+            if started:
                 for c in candidates:
-                    tokens = -(-_chars(c["output"]) // 2)
-                    if total - tokens < mask.keep_tokens or run.turn - c["turn"] < mask.keep_turns:
+                    tokens = size[c["id"]]
+                    if c["id"] in held:
+                        continue
+                    if (
+                        total - tokens < mask.keep_tokens
+                        or run.turn - c["turn"] < mask.keep_turns
+                        or latest - c["seq"] < mask.keep_calls
+                    ):
                         break
                     total -= tokens
                     masked.add(c["id"])

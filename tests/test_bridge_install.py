@@ -274,3 +274,23 @@ def test_an_installed_file_whose_modules_are_gone_leaves_opencode_working_and_sa
     assert "pruning is off" in logged["message"] and (tmp_path / "gone" / "shim").as_uri() in logged["message"]
     assert "dcp opencode install" in logged["message"]
     assert [t["message"] for t in out["toasts"]] == [logged["message"]]
+
+
+def test_uninstall_removes_the_plugins_folder_it_emptied_and_names_what_opencode_left(
+    project: Path, capsys: pytest.CaptureFixture[str]
+):
+    main(["opencode", "install", "--project", str(project)])
+    config_dir = plugin_file(project).parent.parent
+    (config_dir / "package.json").write_text('{"dependencies": {"@opencode-ai/plugin": "*"}}')
+    (config_dir / "node_modules").mkdir()
+    capsys.readouterr()
+    assert main(["opencode", "uninstall", "--project", str(project)]) == 0
+    assert not plugin_file(project).parent.exists()
+    out = capsys.readouterr().out
+    assert f"OpenCode's own files stay in {config_dir} (package.json, node_modules)" in out
+
+
+def test_install_says_the_first_start_of_opencode_is_slow_and_why(project: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["opencode", "install", "--project", str(project)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "blank screen for 30-60 s" in out and "@opencode-ai/plugin" in out

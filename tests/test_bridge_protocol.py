@@ -206,7 +206,7 @@ def test_a_missing_op_gets_an_error_with_the_id():
     ("field", "value", "message"),
     [
         ("messages", "nope", '"messages" must be a list, got str'),
-        ("messages", [3], '"messages"[0] must be an object {info, parts} with a "parts" list'),
+        ("messages", [{"parts": 3}], '"messages"[0] must be an object {info, parts} with a "parts" list'),
         ("base", -1, '"base" must be a non-negative integer, got -1'),
         ("base", "2", "\"base\" must be a non-negative integer, got '2'"),
         ("reset", "yes", "\"reset\" must be true or false, got 'yes'"),

@@ -54,7 +54,7 @@ def test_calibration_converges_on_the_sessions_known_ratios() -> None:
     predict_prompt_tokens(known_ratio_session(40), calibrator)
     c = calibrator.by_model["m"]
     assert c.text_chars_per_token == pytest.approx(TEXT_CPT, rel=0.03)
-    assert c.json_chars_per_token == pytest.approx(JSON_CPT, rel=0.03)
+    assert c.output_chars_per_token == pytest.approx(JSON_CPT, rel=0.03)
 
 
 def test_calibration_learns_the_fixed_overhead_from_the_first_report() -> None:

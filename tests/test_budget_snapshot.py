@@ -45,8 +45,8 @@ def session(steps: int) -> list[dict[str, Any]]:
 def test_main_path_is_last_report_plus_its_output_plus_new_content() -> None:
     msgs = [user(0, 400), step(0, 50_000, output=2_000), user(1, 400)]
     snap = BudgetTracker().observe(msgs, None, "claude-sonnet-4")
-    # 50,000 reported + 100 output + 1,000 tool output (chars/2) + 100 new user text (chars/4)
-    assert snap.estimated_input_tokens == 51_200
+    # 50,000 reported + 100 output + 572 tool output (2,000 chars / 3.5) + 100 new user text (chars/4)
+    assert snap.estimated_input_tokens == 50_772
     assert snap.provider_reported_tokens == 50_000
     assert snap.estimate_path == "reported"
 
@@ -169,3 +169,13 @@ def test_a_saved_snapshot_missing_a_key_is_a_clear_error() -> None:
     del data["context_limit"]
     with pytest.raises(ValueError, match="missing key 'context_limit'"):
         ContextSnapshot.from_dict(data)
+
+
+def test_an_earlier_point_than_the_one_read_counts_only_the_messages_before_it() -> None:
+    msgs = session(6)
+    tracker = BudgetTracker()
+    tracker.observe(msgs, None, "claude-sonnet-4")
+    end = len(msgs) - 3
+    # What calibration learned from the later steps stays: compare with a tracker that knows it too.
+    same_fit = BudgetTracker(copy.deepcopy(tracker.calibrator))
+    assert tracker.observe(msgs, None, "claude-sonnet-4", end=end) == same_fit.observe(msgs[:end], None, "claude-sonnet-4")

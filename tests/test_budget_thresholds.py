@@ -26,16 +26,34 @@ def test_128k_window_is_hybrid_warn_proportional_auto_and_hard_absolute() -> Non
     assert ladder(128_000) == (76_800, 95_000, 105_000, 108_000)
 
 
-def test_32k_window_falls_back_to_proportions_and_hard_collapses_onto_auto() -> None:
-    assert ladder(32_000) == (19_200, 22_400, 22_400, 12_000)
+def test_32k_window_keeps_a_sixth_for_the_summary_and_the_warning_below_the_usable_window() -> None:
+    # reserve ⌈32,000 / 6⌉ = 5,334; hard 32,000 − ⌈32,000 · 23/120⌉ = 25,866
+    assert ladder(32_000) == (19_200, 22_400, 25_866, 26_666)
 
 
-def test_10k_window_with_negative_absolute_values_still_gives_a_ladder() -> None:
-    assert ladder(10_000) == (6_000, 7_000, 7_000, -10_000)
+def test_8k_window_still_gives_three_separate_rungs() -> None:
+    assert ladder(8_000) == (4_800, 5_600, 6_466, 6_666)
 
 
-def test_proportional_values_round_down() -> None:
-    assert ladder(32_768) == (19_660, 22_937, 22_937, 12_768)
+def test_proportional_values_round_towards_firing_earlier() -> None:
+    # reserve ⌈32,768 / 6⌉ = 5,462; hard 32,768 − ⌈32,768 · 23/120⌉ = 26,487
+    assert ladder(32_768) == (19_660, 22_937, 26_487, 27_306)
+
+
+@given(st.integers(min_value=8_000, max_value=1_000_000))
+def test_from_8k_to_1m_every_rung_is_apart_and_inside_the_usable_window(window: int) -> None:
+    t = compute_thresholds(window)
+    assert t.warn < t.auto < t.hard <= t.effective_window < t.window
+    # the reserve and the gap above hard stay at most their absolute sizes
+    assert t.window - t.effective_window <= 20_000
+    assert t.effective_window - t.hard <= 3_000
+
+
+@given(st.integers(min_value=120_000, max_value=20_000_000))
+def test_from_120k_up_the_ladder_is_the_absolute_one(window: int) -> None:
+    t = compute_thresholds(window)
+    assert t.effective_window == window - 20_000
+    assert t.hard == max(window - 23_000, t.auto)
 
 
 @pytest.mark.parametrize("window", [0, -5, 1.5, True, None])
@@ -60,10 +78,10 @@ def test_every_threshold_grows_with_the_window_by_at_most_one_per_token(window: 
 
 @pytest.mark.parametrize(
     ("window", "expected_auto"),
-    [(109_999, 76_999), (110_000, 77_000), (110_001, 77_001)],
+    [(97_499, 68_249), (97_500, 68_250), (97_501, 68_250), (97_502, 68_251)],
 )
 def test_auto_is_continuous_where_proportional_meets_absolute(window: int, expected_auto: int) -> None:
-    # 0.7·W == W − 33K at W = 110K
+    # 0.7·W == 5/6·W − 13K at W = 97.5K
     assert compute_thresholds(window).auto == expected_auto
 
 
@@ -76,15 +94,14 @@ def test_warn_is_continuous_where_proportional_meets_absolute(window: int, expec
     assert compute_thresholds(window).warn == expected_warn
 
 
-def test_hard_separates_from_auto_just_above_76_7k() -> None:
-    assert compute_thresholds(76_600).hard == compute_thresholds(76_600).auto
-    t = compute_thresholds(80_000)
-    assert t.hard == 57_000 and t.auto == 56_000
+def test_hard_stays_above_auto_where_the_absolute_ladder_would_fold_it() -> None:
+    t = compute_thresholds(76_600)
+    assert (t.auto, t.hard) == (53_620, 61_918)
 
 
-def test_tier_checks_hard_first_so_a_collapsed_window_reports_hard() -> None:
-    t = compute_thresholds(32_000)
-    assert tier(22_400, t) == "hard"
+def test_tier_checks_hard_first_so_a_rung_shared_by_auto_and_hard_reports_hard() -> None:
+    t = Thresholds(warn=10, auto=20, hard=20, effective_window=30, window=40)
+    assert tier(20, t) == "hard"
 
 
 @pytest.mark.parametrize(

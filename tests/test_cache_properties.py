@@ -27,17 +27,40 @@ configs = st.builds(
 
 @SETTINGS
 @given(st.integers(1, 10**6), st.integers(30, 160), st.sampled_from(PRICINGS), configs)
-def test_with_the_scheduler_a_replayed_session_never_costs_more_than_without_the_plugin(seed, size, pricing, config):
+def test_with_the_scheduler_a_replayed_session_costs_at_most_the_overdraft_more_than_without_the_plugin(
+    seed, size, pricing, config
+):
     report = replay(generate_session(size, seed=seed)["messages"], DEFAULT_DIRECTORY, config, pricing=pricing)
     costs = report.costs
-    assert costs.cost_with <= costs.cost_without + 1e-6
+    assert costs.cost_with <= costs.cost_without * (1 + config.cache.overdraft) + 1e-6
 
 
 @SETTINGS
 @given(st.integers(1, 10**6), st.integers(30, 160), st.sampled_from(PRICINGS))
-def test_at_every_request_the_session_so_far_costs_no_more_than_without_the_plugin(seed, size, pricing):
+def test_at_every_request_the_session_so_far_costs_at_most_the_default_overdraft_more_than_without_the_plugin(
+    seed, size, pricing
+):
     report = replay(generate_session(size, seed=seed)["messages"], DEFAULT_DIRECTORY, DcpConfig(), pricing=pricing)
-    running = 0.0
+    overdraft = DcpConfig().cache.overdraft
+    running = without = 0.0
     for cost in report.costs.per_request:
         running += cost.saved
-        assert running >= -1e-6
+        without += cost.cost_without
+        assert running >= -overdraft * without - 1e-6
+
+
+MASKING = {"strategies": {"maskOldOutputs": {"trigger": 2000, "keepTokens": 500, "keepTurns": 0}}}
+
+
+@SETTINGS
+@given(st.integers(1, 10**6), st.integers(30, 200), st.sampled_from(PRICINGS), st.sampled_from([0.0, 0.005, 0.01, 0.05]))
+def test_at_every_request_the_session_so_far_costs_at_most_the_overdraft_more_than_without_the_plugin(
+    seed, size, pricing, overdraft
+):
+    config = DcpConfig.model_validate({**MASKING, "cache": {"overdraft": overdraft}})
+    report = replay(generate_session(size, seed=seed)["messages"], DEFAULT_DIRECTORY, config, pricing=pricing)
+    saved = without = 0.0
+    for cost in report.costs.per_request:
+        saved += cost.saved
+        without += cost.cost_without
+        assert saved >= -overdraft * without - 1e-6

@@ -260,3 +260,39 @@ def test_a_written_placeholder_stays_byte_identical_on_every_later_request() -> 
                     assert seen.setdefault((mi, pi), output) == output
         assert all(sent[mi]["parts"][pi]["state"]["output"] == text for (mi, pi), text in seen.items())
     assert seen
+
+
+def warm_run(overdraft: float) -> tuple[Scheduler, Decision]:
+    """A cold request of 10,000 tokens, three warm ones of 1,000 more each, nothing saved; then a prune
+    of 800 tokens in the last message sent, which pays back in two requests (1.15 x 1,000 - 1.25 x 800 = 150
+    more now, 80 less on every later request) but costs more than the session has saved (nothing)."""
+    s = Scheduler(overdraft=overdraft)
+    for _ in range(10):
+        s.add_message(1_000)
+    s.at(point(10, 0), 1)
+    for n in range(1, 4):
+        s.add_message(1_000)
+        s.at(point(10 + n, 10 * n), 1 + n)
+    s.add_message(1_000)
+    prune = decision_at(12, 800)
+    s.pend(prune)
+    return s, prune
+
+
+def test_without_an_overdraft_a_prune_that_pays_waits_for_savings_the_session_has_not_made() -> None:
+    s, _ = warm_run(0.0)
+    assert s.at(point(14, 40), 5) == []
+
+
+def test_an_overdraft_lets_a_prune_that_pays_spend_ahead_of_the_savings() -> None:
+    # The session has cost 19,550 without the plugin: 1 % of it covers the 150.
+    s, prune = warm_run(0.01)
+    assert s.totals.cost_without == pytest.approx(19_550)
+    assert s.at(point(14, 40), 5) == [prune]
+    assert s.bank < 0
+    assert -s.bank <= 0.01 * s.totals.cost_without
+
+
+def test_a_prune_costing_more_than_the_overdraft_allows_waits() -> None:
+    s, _ = warm_run(0.005)  # 97.75 of overdraft, 150 needed
+    assert s.at(point(14, 40), 5) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -143,3 +144,17 @@ def test_a_file_given_as_project_is_not_a_directory(tmp_path: Path, capsys: pyte
 def test_a_missing_project_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opencode", "uninstall", "--project", str(tmp_path / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_replay_into_a_file_keeps_every_figure_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    # Under pytest stdout is not a terminal, as with `dcp replay > file`.
+    assert main(["replay"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert re.search(r"│\s+\d{3},\d{3} │", out), out[:2000]
+
+
+def test_dcp_help_says_what_to_run_instead_of_opencode_run_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "`dcp opencode context [SESSION_ID]`" in text and "Unexpected server error" in text

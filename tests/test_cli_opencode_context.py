@@ -93,7 +93,7 @@ SAME = ("tool_calls", "pruned_calls", "tokens_saved", "saved_by_strategy", "larg
 
 
 def from_scratch(session: dict[str, Any]) -> dict[str, Any]:
-    """What /dcp context shows for the session's final request: one plan over its messages, then the breakdown."""
+    """What /dcp context shows at the end of the session: the final request's placeholders over every message."""
     last = max(i for i, m in enumerate(session["messages"]) if i > 0 and m["info"]["role"] == "assistant")
     messages = session["messages"][:last]
     directory = session["info"]["directory"]
@@ -102,7 +102,7 @@ def from_scratch(session: dict[str, Any]) -> dict[str, Any]:
     assert runtime.prepare(sid, messages) is not None
     view = runtime.view(sid)
     assert view is not None
-    return build_breakdown(sid, messages, view.in_force, directory=directory).to_dict()
+    return build_breakdown(sid, session["messages"], view.in_force, directory=directory).to_dict()
 
 
 def comparable(data: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +139,7 @@ def test_opencode_is_asked_without_plugins(fake: Fake, git_project: Path, capsys
     assert {call["cwd"] for call in fake.calls()} == {str(git_project)}
 
 
-def test_the_breakdown_is_what_dcp_context_shows_for_the_final_request(
+def test_the_breakdown_is_what_dcp_context_shows_at_the_end_of_the_session(
     fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = fake.add_session("ses_a", git_project, updated=100, size=200)
@@ -206,3 +206,43 @@ def test_a_session_without_a_model_request_says_so(fake: Fake, git_project: Path
     assert capsys.readouterr().err == (
         "dcp opencode context: session ses_a: the session has no model request (no assistant message after the first)\n"
     )
+
+
+def test_the_window_is_the_one_opencode_json_gives_the_sessions_model(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.add_session("ses_a", git_project, updated=100, size=200)
+    config = {"provider": {"sim": {"models": {"sim-coder": {"limit": {"context": 32_000, "output": 4_096}}}}}}
+    (git_project / "opencode.json").write_text(json.dumps(config))
+    snapshot = run_json(capsys, "ses_a")["snapshot"]
+    assert (snapshot["context_limit"], snapshot["limit_source"]) == (32_000, "host")
+
+
+def test_the_users_sweeps_and_pins_of_the_live_session_are_shown_and_kept(
+    fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dcp_plugin.host.store import SessionBatch, Store, default_path
+
+    session = fake.add_session("ses_a", git_project, updated=100, size=200)
+    calls = [p["callID"] for m in session["messages"] for p in m["parts"] if p.get("type") == "tool"]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    path = default_path()
+    path.parent.mkdir(parents=True)
+    store = Store(path)
+    assert store.save([SessionBatch("ses_a", manual={calls[-1]: "sweep"}, pins={calls[0]: True})])
+    store.close()
+    before = path.read_bytes()
+    data = run_json(capsys, "ses_a")
+    assert data["saved_by_strategy"]["sweep"]["calls"] == 1
+    assert path.read_bytes() == before  # read, never written
+
+
+def test_without_an_id_an_empty_newest_session_is_passed_over(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    empty = fake.add_session("ses_empty", git_project, updated=900)
+    # What `opencode run --command dcp ...` leaves behind: a session with the command's message only.
+    empty["messages"] = empty["messages"][:1]
+    (fake.base / "ses_empty.json").write_text(json.dumps(empty))
+    assert run_json(capsys)["session"] == "ses_a"

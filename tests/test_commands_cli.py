@@ -27,7 +27,8 @@ def session_file(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
-    """From scratch: one transform of the final request's messages, then plain sums over its parts."""
+    """From scratch: one transform of the final request's messages (its placeholders are the last written),
+    then plain sums over the whole session as it stands, as /dcp context shows it."""
     messages = session["messages"]
     last = max(i for i, m in enumerate(messages) if i > 0 and m["info"]["role"] == "assistant")
     final = copy.deepcopy(messages[:last])
@@ -35,11 +36,11 @@ def expected_breakdown(session: dict[str, Any]) -> dict[str, int]:
     runtime.use_store(None)
     hook_transform(runtime, {}, {"messages": final})
     sums = {"user": 0, "assistant": 0, "tools": 0}
-    for m in final:
+    for m in final + copy.deepcopy(messages[last:]):
         for p in m["parts"]:
             key = "tools" if p["type"] == "tool" else ("assistant" if m["info"]["role"] == "assistant" else "user")
             sums[key] += estimate_part_tokens(p)
-    sums["without"] = estimate_content_tokens(messages[:last])
+    sums["without"] = estimate_content_tokens(messages)
     # A call counts as pruned when its placeholder made it smaller, not merely when it was decided.
     sums["pruned"] = sum(
         1

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import PROJECT, SESSION, assistant, call, hook_command, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -29,10 +30,10 @@ def known_session() -> list[dict[str, Any]]:
     return messages
 
 
-# Independent arithmetic: JSON counts chars/2, text chars/4, both rounded up.
+# Independent arithmetic: JSON (tool inputs) counts chars/2, tool outputs chars/3.5, text chars/4, rounded up.
 READ_INPUT = math.ceil(len('{"filePath":"/p/a.py"}') / 2)  # 11
-OUTPUT = 400 // 2
-PLACEHOLDER = math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)  # an id is as long for every call
+OUTPUT = math.ceil(400 / 3.5)
+PLACEHOLDER = math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3.5)  # an id is as long for every call
 USER = 40 // 4 + 80 // 4
 ASSISTANT = 100 // 4
 TOOLS_NOW = (READ_INPUT + PLACEHOLDER) + (READ_INPUT + OUTPUT)
@@ -179,3 +180,27 @@ def test_disabled_plugin_leaves_dcp_commands_to_the_host(tmp_path: Path) -> None
         output,
     )
     assert output == {"parts": []}
+
+
+def reported_session() -> list[dict[str, Any]]:
+    """A large read answered in two reported steps: the second request carried the output whole."""
+    first = call("read", {"filePath": "/p/big.py"}, output="z" * 7_000)
+    first["info"].update(modelID="claude-sonnet-4-5", tokens={"input": 3_000, "output": 20, "cache": {}})
+    answer = assistant({"type": "text", "text": "d" * 40})
+    # 3,000 + 20 output + the read (input 11 + output 2,000 tokens at chars/3.5)
+    answer["info"].update(modelID="claude-sonnet-4-5", tokens={"input": 5_031, "output": 10, "cache": {}})
+    return [user("a" * 40), first, answer]
+
+
+def test_context_after_a_sweep_drops_by_what_was_swept_and_keeps_the_system_row(tmp_path: Path) -> None:
+    runtime, messages = make_runtime(tmp_path), reported_session()
+    before = context_reply(runtime, messages)
+    swept = context_reply(runtime, messages, "sweep")
+    after = context_reply(runtime, messages)
+    assert swept.startswith("dcp sweep: pruned 1 tool call"), swept
+    removed = tokens_of(before, "Tools") - tokens_of(after, "Tools")
+    assert removed > 1_900
+    # The total comes off the provider's count at the session's learned ratio (here 2,011 reported
+    # tokens for 2,000 estimated), so it drops by what was swept give or take that 1 %.
+    assert total_of(after) == pytest.approx(total_of(before) - removed, rel=0.01)
+    assert tokens_of(after, "System") == pytest.approx(tokens_of(before, "System"), abs=removed * 0.01)

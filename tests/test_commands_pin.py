@@ -26,9 +26,9 @@ from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
 
-KB = "x" * 2000  # 1,000 tokens as a tool output (JSON chars / 2)
+KB = "x" * 2000  # ~572 tokens as a tool output (chars / 3.5)
 # Masking from 1,000 tokens on, keeping nothing: every output but a pinned one is masked.
-MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0}}
+MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0, "keepCalls": 0}}
 
 
 def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:
@@ -205,8 +205,8 @@ def test_pin_without_ids_lists_the_pinned_outputs_by_id_tool_and_argument() -> N
     lines = command(runtime, messages, "pin").splitlines()
     assert lines[:4] == [
         "dcp pin: 2 pinned outputs in this session (nothing prunes them):",
-        f"  {a}  read src/a.py  ~1,000 tokens, pinned",
-        f"  {c}  read src/c.py  ~1,000 tokens, pinned",
+        f"  {a}  read src/a.py  ~572 tokens, pinned",
+        f"  {c}  read src/c.py  ~572 tokens, pinned",
         "Unpin with /dcp unpin <id>.",
     ]
 
@@ -217,7 +217,7 @@ def test_pin_without_ids_shows_the_newest_outputs_ids_when_nothing_is_pinned() -
     lines = command(runtime, messages, "pin").splitlines()
     assert lines[0] == "dcp pin: no outputs are pinned in this session."
     assert lines[1] == "Newest tool outputs (pin one with /dcp pin <id>):"
-    assert lines[2] == f"  {ident(messages[1])}  read src/a.py  ~1,000 tokens, pruned (maskOldOutputs)"
+    assert lines[2] == f"  {ident(messages[1])}  read src/a.py  ~572 tokens, pruned (maskOldOutputs)"
 
 
 def test_unpin_without_ids_says_how_to_use_it() -> None:
@@ -262,3 +262,13 @@ def test_ids_may_be_copied_with_the_brackets_of_a_placeholder() -> None:
     runtime = make_runtime(strategies=MASK)
     a = ident(messages[1])
     assert command(runtime, messages, f"pin (id {a.upper()})").startswith(f"dcp pin: pinned 1 output: {a} ")
+
+
+def test_pin_lists_a_failed_call_as_failed_not_as_waiting_for_output() -> None:
+    failed = call("read", {"filePath": f"{PROJECT}/src/gone.py"}, status="error", error="File not found")
+    messages = [user(), failed]
+    runtime = make_runtime()
+    command(runtime, messages, f"pin {ident(messages[1])}")
+    text = command(runtime, messages, "pin")
+    row = next(line for line in text.splitlines() if "src/gone.py" in line)
+    assert "failed (its error message: ~" in row and "no output yet" not in row

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from pathlib import Path
 from typing import Any
 
-from helpers import PROJECT, call, hook_command, hook_transform, make_config, named, user
+from helpers import PROJECT, SESSION, call, hook_command, hook_transform, make_config, named, user
+from tools_helpers import BIG, ToolHost, lists
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import Store
@@ -15,7 +17,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 # Placeholders name their call's id, which is as long for every call.
-DEDUP_SAVED = 400 // 2 - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 2)
+DEDUP_SAVED = math.ceil(400 / 3.5) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3.5)  # outputs: chars/3.5
 
 
 def session(sid: str) -> list[dict[str, Any]]:
@@ -131,3 +133,51 @@ def test_stats_end_with_the_net_cost_after_cache_rewrites(tmp_path: Path) -> Non
     lines = stats_reply(runtime, "s1")
     net = next(line for line in lines if line.strip().startswith("net cost:"))
     assert "than without the plugin" in net and "tokens the provider processed again" in net
+
+
+def command_text(host: Any, arguments: str) -> str:
+    output: dict[str, Any] = {"parts": []}
+    hook_command(host.runtime, {"command": "dcp", "arguments": arguments, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
+    return str(output["parts"][0]["text"])
+
+
+def listed_session(tmp_path: Path) -> Any:
+    """A session whose model is offered the plugin's tools: prunable lists are written, nothing is pruned."""
+    host = ToolHost.start(tools={"nudgeFrequency": 3}, cache={"scheduler": True}).add(user())
+    host.runtime.use_store(Store(tmp_path / "dcp.sqlite3"))
+    for n in range(7):
+        host.read(f"f{n}.py", BIG + str(n))
+        host.request()
+    return host
+
+
+def test_dcp_context_and_dcp_stats_show_the_same_cost_at_the_same_moment(tmp_path: Path) -> None:
+    host = listed_session(tmp_path)
+    host.add(call("read", {"filePath": "/p/f1.py"}, output=BIG + "1"))  # a duplicate: something pruned
+    host.request()
+    net = [line.strip() for line in command_text(host, "stats").splitlines() if "net cost:" in line]
+    context = [line for line in command_text(host, "context").splitlines() if line.startswith("Net cost so far")]
+    assert net and context and context[0].endswith(net[0].removeprefix("net cost: "))
+
+
+def test_the_plugins_own_text_has_its_own_line_and_no_negative_saving(tmp_path: Path) -> None:
+    host = listed_session(tmp_path)
+    assert lists(host.sent[-1]) or any(lists(sent) for sent in host.sent)
+    stats = command_text(host, "stats")
+    context = command_text(host, "context")
+    for text in (stats, context):
+        own = [line.strip() for line in text.splitlines() if "The plugin's own text in every request" in line]
+        assert own and re.search(r"~[\d,]+ tokens of system text, ~[\d,]+ of tool definitions", own[0]), text
+        assert "of prunable lists" in own[0]
+    assert "~-" not in stats.split("All time")[0]
+
+
+def test_the_readme_figure_for_the_plugins_own_text_with_the_default_tools() -> None:
+    from dcp_plugin.cost.overhead import plugin_text
+    from dcp_plugin.pipeline.modeltools import definitions, system_text
+
+    tools = make_config().tools
+    total = plugin_text(system_text(tools), definitions(tools)).total
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "about 1,150 tokens\n  with the defaults" in readme or "about 1,150 tokens with the defaults" in readme
+    assert abs(total - 1_150) <= 50, total

@@ -16,8 +16,8 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEH
 
 
 def saved(output_chars: int) -> int:
-    """Tokens a sweep removes from one output: JSON chars/2, rounded up, minus the placeholder's (ids are as long for every call)."""
-    return math.ceil(output_chars / 2) - math.ceil(len(named(SWEPT_PLACEHOLDER, "any call")) / 2)
+    """Tokens a sweep removes from one output: chars/3.5, rounded up, minus the placeholder's (ids are as long for every call)."""
+    return math.ceil(output_chars / 3.5) - math.ceil(len(named(SWEPT_PLACEHOLDER, "any call")) / 3.5)
 
 
 def session() -> list[dict[str, Any]]:
@@ -172,3 +172,13 @@ def test_sweep_keeps_the_result_older_runs_point_at_when_only_the_description_di
     ]
     text = sweep(runtime, messages)
     assert "  - bash make test: kept: 1 earlier identical call point at this result" in text.splitlines()
+
+
+def test_sweep_names_a_failed_call_it_cannot_shrink_instead_of_leaving_it_out_silently(tmp_path: Path) -> None:
+    messages = [
+        user("go"),
+        call("read", {"filePath": "/p/gone.py"}, status="error", error="File not found: /p/gone.py", call_id="bad"),
+        call("grep", {"pattern": "needle"}, output="g" * 200, call_id="g1"),
+    ]
+    text = sweep(make_runtime(tmp_path), messages)
+    assert "  - read /p/gone.py: failed call: its error message stays and its input is too short to shrink" in text

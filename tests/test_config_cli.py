@@ -110,7 +110,7 @@ def test_validate_reports_every_error_and_exits_1(workdir: Path, capsys: pytest.
         f"dcp: {path}: debug: error: expected true or false, got 1; using false (the default)",
         f'dcp: {path}: pruneNotification: error: expected one of "off", "minimal", "detailed", got "x"; using "minimal" (the default)',
         f"dcp: {path}: strategies.purgeErrors.turns: error: expected a whole number of at least 1, got 0; using 4 (the default)",
-        f"3 error(s), 0 warning(s) in 1 file; read {path}",
+        f"3 errors, 0 warnings in 1 file; read {path}",
     ]
 
 
@@ -152,7 +152,7 @@ def test_validate_without_files_checks_every_existing_layer(workdir: Path, capsy
         f"dcp: {project}: turnProtection.turns: error: expected a whole number of at least 1, got 0; "
         f"using 4 (from {global_file(workdir)})"
     ) in out
-    assert out[-1] == f"1 error(s), 0 warning(s) in 2 files; read {global_file(workdir)}, {project}"
+    assert out[-1] == f"1 error, 0 warnings in 1 of 2 files; read {global_file(workdir)}, {project}"
 
 
 def test_validate_lists_every_file_checked_found_or_not(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

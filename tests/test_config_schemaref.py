@@ -98,7 +98,7 @@ def test_validate_warns_when_schema_points_at_a_missing_file(git_project: Path, 
     out = capsys.readouterr().out
     assert f"dcp: {config}: $schema: warning: `$schema` points at {gone}, which does not exist" in out
     assert "the settings still apply" in out
-    assert out.splitlines()[-1].startswith("0 error(s), 1 warning(s) in 1 file")
+    assert out.splitlines()[-1].startswith("0 errors, 1 warning in 1 file")
 
 
 def test_the_warning_suggests_the_copy_when_there_is_one(git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,6 +47,8 @@ strategies_config = st.fixed_dictionaries(
                 "trigger": st.sampled_from([1000, 1500, 3000, 0.005, 0.01, "warn"]),
                 "keepTokens": st.sampled_from([0, 150, 400, 2000]),
                 "keepTurns": st.integers(0, 2),
+                "keepCalls": st.sampled_from([0, 1, 3]),
+                "keepFileTokens": st.sampled_from([0, 300, 2000]),
                 "protectedTools": st.sampled_from([[], ["bash"]]),
             }
         ),

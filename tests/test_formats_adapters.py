@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -259,3 +260,52 @@ def test_a_host_changing_a_returned_item_cannot_change_the_plugins_decision() ->
     out[1]["content"][0]["input"]["content"] = "host scribbled here"
     (decision,) = pruner.runtime.view("s").in_force  # type: ignore[union-attr]
     assert decision.value["content"].startswith("[dcp: content removed")
+
+
+def anthropic_session() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "read a twice"}, *anthropic_read("toolu_1"), *anthropic_read("toolu_2")]
+
+
+def test_a_command_reads_a_session_in_the_format_and_with_the_model_it_was_pruned_with() -> None:
+    pruner = make_pruner()
+    messages = anthropic_session()
+    pruner.anthropic(messages, session_id="s", model="claude-sonnet-4-5")
+    text = pruner.command("context", session_id="s", messages=messages)
+    assert text is not None
+    assert "1 pruned" in text and "waiting" not in text  # the prune that was sent shows as written
+    assert "of 200,000 tokens, limit from exact" in text  # claude-sonnet-4-5's window, not the 128,000 default
+
+
+def test_a_command_for_messages_of_an_unknown_session_asks_for_their_format() -> None:
+    text = make_pruner().command("context", session_id="new", messages=anthropic_session())
+    assert text is not None and "format='openai_chat' | 'openai_responses' | 'anthropic'" in text
+
+
+def _files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def test_pruner_and_the_pluggy_plugin_leave_nothing_behind_for_a_user_without_opencode(isolated_home: Path) -> None:
+    from dcp_plugin.formats import Pruner as DefaultPruner
+    from dcp_plugin.host.plugin import DcpPlugin
+
+    messages = [{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")]
+    pruner = DefaultPruner(directory=str(isolated_home))
+    pruner.openai_chat(messages, session_id="s")
+    pruner.runtime.flush()
+    plugin = DcpPlugin()
+    plugin.host_startup({"directory": str(isolated_home)})
+    plugin.runtime.flush()
+    assert _files_under(isolated_home) == []
+
+
+def test_pruner_keeps_statistics_where_the_opencode_plugin_keeps_them(isolated_home: Path) -> None:
+    from dcp_plugin.formats import Pruner as DefaultPruner
+    from dcp_plugin.host.store import data_dir
+
+    data_dir().mkdir(parents=True)
+    pruner = DefaultPruner(directory=str(isolated_home))
+    pruner.openai_chat([{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")], session_id="s")
+    pruner.runtime.flush()
+    session, _ = pruner.runtime.stored_stats("s")
+    assert session is not None and session.requests == 1

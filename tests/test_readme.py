@@ -31,3 +31,8 @@ def test_every_placeholder_in_the_readme_table_is_one_the_plugin_writes() -> Non
     }
     assert len(shown) >= 9
     assert [s for s in shown if s not in written] == []
+
+
+def test_no_install_line_asks_the_package_index_for_dcp_plugin() -> None:
+    # dcp-plugin is installed from a clone; `pip install dcp-plugin...` fails for a reader.
+    assert not re.search(r"pip install '?dcp-plugin", README.read_text())

@@ -12,7 +12,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies.mask_old_outputs import placeholder
 
-KB = "x" * 2000  # 1,000 tokens as a tool output (JSON chars / 2)
+KB = "x" * 3500  # 1,000 tokens as a tool output (chars / 3.5)
 
 
 def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:
@@ -24,7 +24,8 @@ def answer() -> dict[str, Any]:
 
 
 def mask(trigger: Any = 1000, keep_tokens: int = 0, keep_turns: int = 0, **more: Any) -> dict[str, Any]:
-    return {"maskOldOutputs": {"trigger": trigger, "keepTokens": keep_tokens, "keepTurns": keep_turns, **more}}
+    settings = {"trigger": trigger, "keepTokens": keep_tokens, "keepTurns": keep_turns, "keepCalls": 0, **more}
+    return {"maskOldOutputs": settings}
 
 
 def outputs(messages: list[dict[str, Any]], strategies: dict[str, Any], model: Any = None, **config: Any) -> list[Any]:
@@ -61,7 +62,7 @@ def test_above_the_trigger_outputs_older_than_the_newest_kept_tokens_are_masked(
 
 
 def test_the_placeholder_names_the_tool_its_argument_and_the_size_removed():
-    messages = [user(), read("app.py", "y" * 3680), read("b.py"), answer()]
+    messages = [user(), read("app.py", "y" * 6440), read("b.py"), answer()]
     assert outputs(messages, mask(keep_tokens=1))[0] == named(
         "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]", messages[1]
     )
@@ -115,12 +116,16 @@ def test_the_context_counts_what_other_strategies_already_removed():
     assert outputs(same, mask(trigger=1500)) == [named(DUPLICATE_PLACEHOLDER, same[1]), KB]
 
 
-def test_once_masking_relieved_the_pressure_it_waits_for_it_to_build_up_again():
+def test_once_the_context_reached_the_trigger_masking_is_a_window_for_good():
     first = [user(), read("f1.py", KB * 2), read("f2.py"), answer()]
     more = [user(), read("f3.py"), answer()]
     # 3,000 tokens of outputs reach the trigger: f1 goes, leaving about 1,000. With f3 the context
-    # is about 2,000 again, under the trigger: f2 stays although it is outside the kept 1,000.
-    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [masked(first[1], "f1.py", 2000), KB, KB]
+    # is about 2,000, under the trigger, but masking has started: f2 goes too, outside the kept 1,000.
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [
+        masked(first[1], "f1.py", 2000),
+        masked(first[2], "f2.py"),
+        KB,
+    ]
 
 
 def test_turned_off_it_masks_nothing():
@@ -145,3 +150,31 @@ def test_masks_wait_for_the_scheduler_and_are_written_together():
     state.update(messages + later)
     assert [d for d in state.waiting() if d.strategy == "maskOldOutputs"] == []
     assert len({d.applied_at for d in waiting}) == 1  # all in the first request after the break
+
+
+def test_the_outputs_of_the_newest_keep_calls_calls_stay_whatever_their_size():
+    messages = [user(), read("f1.py"), read("f2.py", KB * 5), read("f3.py", KB * 5), answer()]
+    assert outputs(messages, mask(keepCalls=2)) == [masked(messages[1], "f1.py"), KB * 5, KB * 5]
+
+
+def test_the_newest_read_of_a_file_being_worked_on_stays_and_older_reads_of_it_go():
+    messages = [user(), read("a.py"), read("b.py"), read("a.py"), answer()]
+    alone = {**mask(keepFileTokens=5000), "deduplication": {"enabled": False}, "supersededReads": {"enabled": False}}
+    assert outputs(messages, alone) == [masked(messages[1], "a.py"), KB, KB]
+
+
+def test_files_touched_longest_ago_leave_the_working_set_first():
+    both = assistant(
+        tool_part("read", {"filePath": f"{PROJECT}/src/c.py"}, output=KB),
+        tool_part("edit", {"filePath": f"{PROJECT}/src/a.py", "oldString": "a", "newString": "b"}, output="ok"),
+    )
+    messages = [user(), read("a.py"), read("b.py"), both, answer()]
+    # 2,000 tokens of file reads fit: a.py (just edited) and c.py are the files touched last; b.py goes.
+    assert outputs(messages, mask(keepFileTokens=2000)) == [KB, masked(messages[2], "b.py"), KB, "ok"]
+
+
+def test_outputs_of_other_tools_are_not_held_by_the_working_set():
+    grep = call("grep", {"pattern": "TODO", "path": f"{PROJECT}/src/a.py"}, output=KB)
+    messages = [user(), read("a.py"), grep, read("b.py"), answer()]
+    out = outputs(messages, mask(keepFileTokens=10_000, keep_tokens=0))
+    assert out == [KB, named(placeholder("grep TODO in src/a.py", 1000), grep), KB]

@@ -64,19 +64,24 @@ def test_function_call_input_counts_as_json() -> None:
     assert estimate_part_tokens(call) == -(-len('{"filePath":"/p/a.py"}') // 2)
 
 
-def test_function_response_output_counts_as_json() -> None:
-    call = tool({}, output="z" * 200)
-    assert estimate_part_tokens(call) == 1 + 100  # "{}" is 2 chars -> 1 token
+def test_a_text_output_counts_three_and_a_half_characters_per_token() -> None:
+    call = tool({}, output="z" * 700)
+    assert estimate_part_tokens(call) == 1 + 200  # "{}" is 2 chars -> 1 token
 
 
-def test_tool_error_counts_as_json() -> None:
-    call = tool({}, output="e" * 30, status="error")
-    assert estimate_part_tokens(call) == 1 + 15
+def test_a_structured_output_counts_as_json() -> None:
+    call = tool({}, output={"rows": ["a" * 50]})
+    assert estimate_part_tokens(call) == 1 + -(-len('{"rows":["' + "a" * 50 + '"]}') // 2)
+
+
+def test_a_tool_error_counts_like_an_output() -> None:
+    call = tool({}, output="e" * 35, status="error")
+    assert estimate_part_tokens(call) == 1 + 10
 
 
 def test_output_the_host_already_compacted_counts_as_its_placeholder() -> None:
     call = tool({}, output="z" * 10_000, time={"compacted": 123})
-    assert estimate_part_tokens(call) == 1 + -(-len(COMPACTED_OUTPUT_TEXT) // 2)
+    assert estimate_part_tokens(call) == 1 + -(-len(COMPACTED_OUTPUT_TEXT) * 2 // 7)
 
 
 def test_image_uses_the_fixed_estimate_default_1600() -> None:
@@ -102,9 +107,9 @@ def test_bookkeeping_parts_count_nothing() -> None:
 
 
 def test_message_and_content_totals_add_parts() -> None:
-    msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 20))
-    assert estimate_message_tokens(msg) == 10 + 1 + 10
-    assert estimate_content_tokens([msg, user("u" * 8)]) == 21 + 2
+    msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 21))
+    assert estimate_message_tokens(msg) == 10 + 1 + 6
+    assert estimate_content_tokens([msg, user("u" * 8)]) == 17 + 2
 
 
 def test_main_path_adds_the_new_message_to_the_reported_prompt() -> None:

@@ -10,6 +10,7 @@ from tools_helpers import BIG, ToolHost, every_list, ident, lists, written
 
 from dcp_plugin.formats.kinds import Kind, placeholder_kind
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.pipeline.modeltools.state import LIST_LIMIT
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
 
 EVERY_3 = {"tools": {"nudgeFrequency": 3}}
@@ -41,20 +42,37 @@ def test_the_first_list_comes_after_nudge_frequency_tool_results() -> None:
     assert [len(lists(sent)) for sent in host.sent] == [0, 0, 1]
 
 
-def test_the_list_goes_on_the_newest_result_and_names_only_outputs_the_model_has_seen() -> None:
+def test_the_list_goes_on_the_newest_result_and_gives_that_output_its_id() -> None:
     host = ToolHost.start(**EVERY_3).add(user())
     ids = reads(host, 3)
     newest = tool_parts(host.sent[-1])[-1]["state"]["output"]
     assert newest.startswith(BIG + "2") and LIST_HEAD in newest
     [text] = lists(host.sent[-1])
-    assert ids[0] in text and ids[1] in text and ids[2] not in text
+    rows = text.splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ids
+    assert rows[-1].endswith("(this output)") and not rows[0].endswith("(this output)")
+
+
+def test_the_rest_line_counts_only_outputs_the_model_may_prune_and_the_largest_is_listed() -> None:
+    host = ToolHost.start(**EVERY_3).add(user())
+    small = "a short output of a file, still long enough to be listed at all\n" * 8
+    for n in range(LIST_LIMIT + 1):
+        host.read(f"s{n}.py", small + str(n))
+        host.request()
+    big = host.read("big.py", BIG * 20)
+    host.request()
+    [text] = lists(host.sent[-1])
+    rows = text.splitlines()[1:]
+    assert rows[0].split()[0] == big and rows[0].endswith("(this output)")
+    rest = [row for row in rows if row.startswith("(and ")]
+    assert rest == [] or re.fullmatch(r"\(and (1 more output: ~[\d,]+ tokens|\d+ outputs of at most ~[\d,]+ tokens each: ~[\d,]+ tokens)\)", rest[0])
 
 
 def test_a_list_row_names_the_id_the_call_and_its_size() -> None:
     host = ToolHost.start(**EVERY_3).add(user())
     ids = reads(host, 3)
     rows = lists(host.sent[-1])[0].splitlines()[1:]
-    assert re.fullmatch(rf"{ids[0]}  read f0\.py  ~1,\d{{3}} tokens", rows[0]), rows[0]
+    assert re.fullmatch(rf"{ids[0]}  read f0\.py  ~\d{{3}} tokens", rows[0]), rows[0]
 
 
 def test_the_list_is_the_plugins_own_words_never_the_users() -> None:
@@ -118,13 +136,14 @@ def test_the_list_never_names_protected_or_pruned_outputs() -> None:
 
 def test_a_nudge_is_added_when_the_context_reaches_the_warn_threshold() -> None:
     small = {"providerID": "p", "id": "m", "limit": {"context": 40_000}}  # warn at 24,000 tokens
-    host = ToolHost.start(tools={"nudgeFrequency": 100}).add(user())
-    for n in range(30):
+    # Masking off: from warn on it would keep the context from ever reaching the next threshold.
+    host = ToolHost.start(tools={"nudgeFrequency": 100}, strategies={"maskOldOutputs": {"enabled": False}}).add(user())
+    for n in range(60):
         host.read(f"f{n}.py", BIG)
         host.request(model=small)
     nudges = [text.splitlines()[-1] for text in every_list(host)]
-    # 40K: warn at 24,000, and auto and hard both at 28,000 (the small window folds them into one).
-    assert [re.search(r"past the (\w+) threshold", line).group(1) for line in nudges] == ["warn", "hard"]
+    # 40K: warn at 24,000, auto at 28,000, hard at 32,333.
+    assert [re.search(r"past the (\w+) threshold", line).group(1) for line in nudges] == ["warn", "auto", "hard"]
     assert nudges[0].endswith("past the warn threshold: discard or extract what you no longer need.")
 
 

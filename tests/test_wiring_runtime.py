@@ -140,10 +140,11 @@ def test_compaction_advice_runs_the_hosts_side_query_past_auto(tmp_path: Path) -
     runtime = make_runtime(tmp_path)
     runtime.startup(HostStartup.read({"directory": PROJECT, "summarize": summarize}))
     messages = session()
-    hook_transform(runtime, {"model": {"limit": {"context": 400}}}, {"messages": messages})
+    hook_transform(runtime, {"model": {"limit": {"context": 250}}}, {"messages": messages})
     advice = runtime.compaction_advice(SESSION, messages)
     assert advice is not None and advice.status == CompactionStatus.FORCED and advice.summary == "summary"
-    assert (asked[0]["thinking"], asked[0]["max_output_tokens"]) == (False, 20_000)
+    # The summary must fit the room the ladder keeps for it: ⌈250 / 6⌉ = 42 tokens here.
+    assert (asked[0]["thinking"], asked[0]["max_output_tokens"]) == (False, 42)
 
 
 def test_compaction_advice_never_raises_when_the_side_query_fails(tmp_path: Path) -> None:
@@ -152,7 +153,7 @@ def test_compaction_advice_never_raises_when_the_side_query_fails(tmp_path: Path
 
     runtime = make_runtime(tmp_path)
     runtime.startup(HostStartup.read({"directory": PROJECT, "summarize": summarize}))
-    hook_transform(runtime, {"model": {"limit": {"context": 400}}}, {"messages": session()})
+    hook_transform(runtime, {"model": {"limit": {"context": 250}}}, {"messages": session()})
     advice = runtime.compaction_advice(SESSION, session())
     assert advice is not None and advice.status == CompactionStatus.FAILED
 
@@ -167,7 +168,7 @@ def test_a_broken_snapshot_never_breaks_the_request(tmp_path: Path, monkeypatch:
     def boom(*_a: Any, **_k: Any) -> None:
         raise RuntimeError("tracker bug")
 
-    monkeypatch.setattr(SessionBudget, "observe", boom)
+    monkeypatch.setattr(SessionBudget, "record", boom)
     messages = session()
     hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"].startswith("[dcp:")

@@ -98,7 +98,20 @@ def uninstall(directory: Path) -> Outcome:
     if not is_ours(path):
         raise InstallError(f"{path} was not written by `dcp opencode install`; it was left in place")
     path.unlink()
+    try:
+        directory.rmdir()  # the plugins folder, when dcp.js was all it held
+    except OSError:
+        pass  # other plugins (or anything else) live there: it stays
     return Outcome(path, "removed")
+
+
+# What OpenCode writes into a config folder when it installs its plugin package there.
+OPENCODE_OWN_FILES = ("package.json", "package-lock.json", "bun.lock", "node_modules", ".gitignore")
+
+
+def opencode_leftovers(plugins_dir: Path) -> list[str]:
+    """OpenCode's own files in the config folder around ``plugins_dir`` (they are not the plugin's to remove)."""
+    return [name for name in OPENCODE_OWN_FILES if (plugins_dir.parent / name).exists()]
 
 
 def check_python(python: str) -> str | None:

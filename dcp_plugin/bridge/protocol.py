@@ -7,6 +7,7 @@ both this side and the JS shim ``dcp_bridge.mjs`` follow); this module implement
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,9 @@ def parse_line(line: bytes | str) -> dict[str, Any]:
         request = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ProtocolError(f"request is not valid JSON: {exc}") from None
+    except ValueError:
+        # Python refuses to convert integers of more than 4,300 digits (CVE-2020-10735).
+        raise ProtocolError(f"request holds a number too long to read (over {sys.get_int_max_str_digits():,} digits)") from None
     if not isinstance(request, dict):
         raise ProtocolError(f"request must be a JSON object, got {type(request).__name__}")
     return request
@@ -98,7 +102,11 @@ def delta_of(request: dict[str, Any]) -> Delta:
     if not isinstance(messages, list):
         raise ProtocolError(f'"messages" must be a list, got {type(messages).__name__}')
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("parts", []), list):
+        if not isinstance(message, dict):
+            # Skipped like any malformed field (held as a message with no parts, so indexes stay);
+            # an error here would make every later request of the session go out unpruned.
+            messages[i] = {"parts": []}
+        elif not isinstance(message.get("parts", []), list):
             raise ProtocolError(f'"messages"[{i}] must be an object {{info, parts}} with a "parts" list')
     reset = request.get("reset", False)
     if not isinstance(reset, bool):

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from dcp_plugin.model.messages import info_of
 from dcp_plugin.model.refs import model_ref
 from dcp_plugin.model.tokens import (
-    CHARS_PER_TOKEN_JSON,
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,
+    OUTPUT_TOKENS_PER_CHAR,
     ZERO,
     ContentEstimate,
     ReportedUsage,
@@ -22,7 +22,7 @@ from dcp_plugin.model.tokens import (
 )
 
 # The fixed ratios act like one observation of this many tokens on each axis, so a
-# handful of small steps cannot swing the fit far from chars/4 and chars/2.
+# handful of small steps cannot swing the fit far from the fixed ratios.
 PRIOR_TOKENS = 300
 MIN_SCALE = 0.25
 MAX_SCALE = 4.0
@@ -43,7 +43,7 @@ class Calibration:
     ``reported new tokens ≈ a·text_estimate + b·json_estimate``, where the
     reported new tokens of a step are its prompt minus the previous step's prompt
     and output. ``a`` and ``b`` are multipliers on the fixed-ratio estimates, so the
-    learned characters per token are 4/a for text and 2/b for JSON.
+    learned characters per token are 4/a for text and 3.5/b for tool outputs.
     """
 
     model_id: str | None = None
@@ -116,8 +116,10 @@ class Calibration:
         return CHARS_PER_TOKEN_TEXT / self.scales()[0]
 
     @property
-    def json_chars_per_token(self) -> float:
-        return CHARS_PER_TOKEN_JSON / self.scales()[1]
+    def output_chars_per_token(self) -> float:
+        """Learned characters per token of tool outputs (the bulk of the second axis)."""
+        num, den = OUTPUT_TOKENS_PER_CHAR
+        return den / num / self.scales()[1]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -202,6 +204,7 @@ class EstimatorState:
 
     anchor: ReportedUsage | None = None
     anchor_model: str | None = None
+    anchor_index: int | None = None  # the anchor's position in the message list
     tail: ContentEstimate = ZERO
     history: ContentEstimate = ZERO
     history_reported_model: ContentEstimate = ZERO
@@ -264,6 +267,7 @@ def advance(
     return EstimatorState(
         anchor=usage,
         anchor_model=model_id,
+        anchor_index=index,
         tail=incoming,
         history=state.history.plus(incoming),
         history_reported_model=state.history_reported_model.plus(model),

@@ -129,8 +129,10 @@ class CompactionController:
             return self._outcome(CompactionStatus.SKIPPED_BREAKER_OPEN, tokens)
         if summarize is None:
             return self._outcome(CompactionStatus.UNSUPPORTED, tokens, forced=forced)
+        # The summary must fit the room the ladder keeps for it (a sixth of a small window).
+        cap = min(self.max_output_tokens, thresholds.window - thresholds.effective_window)
         try:
-            answer = summarize(summary_request(messages, self.max_output_tokens))
+            answer = summarize(summary_request(messages, cap))
         except Exception as exc:  # noqa: BLE001 - the host's side query may fail in any way
             return self._failed(tokens, forced, f"side query raised {type(exc).__name__}: {exc}")
         if not isinstance(answer, Mapping):
@@ -139,7 +141,7 @@ class CompactionController:
         finish = str(answer.get("finish_reason") or "").lower()
         if finish in TRUNCATED_FINISH_REASONS:
             return self._failed(
-                tokens, forced, f"summary stopped at the {self.max_output_tokens}-token output cap",
+                tokens, forced, f"summary stopped at the {cap}-token output cap",
                 status=CompactionStatus.DISCARDED_TRUNCATED, usage=usage,
             )
         text = answer.get("text")

@@ -7,7 +7,6 @@ only says where that total stands.
 from __future__ import annotations
 
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.budget.thresholds import SUMMARY_RESERVE
 
 MARKER = "<- current"
 _LABEL_WIDTH = 17
@@ -41,7 +40,7 @@ def ladder_lines(snapshot: ContextSnapshot) -> list[str]:
     marks = {"warn": "", "auto": "", "hard": ""}
     if snapshot.tier in marks:
         marks[snapshot.tier] = MARKER
-    lines = [_line("Effective window", t.effective_window, f"(window {t.window:,} - {SUMMARY_RESERVE:,} kept for the summary)")]
+    lines = [_line("Effective window", t.effective_window, f"(window {t.window:,} - {t.window - t.effective_window:,} kept for the summary)")]
     if snapshot.tier not in marks:
         lines.append(_line("Below warn", None, MARKER))
     lines += [

@@ -13,12 +13,13 @@ from dcp_plugin.budget.calibration import (
     advance,
     predict,
 )
+from dcp_plugin.budget.context_now import PrunedBefore, SentPrunes, nothing_pruned, pruned_since_report
 from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
 from dcp_plugin.budget.severity import Severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +28,12 @@ SNAPSHOT_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class ContextSnapshot:
-    """How full the context window is for the request about to be sent.
+    """How full the context window is now: what the next request carries.
 
-    ``estimated_input_tokens`` is the expected prompt size: anchored on the newest
-    provider-reported prompt when there is one (so it is never below it), an
-    estimate of the whole history otherwise. ``ratio``, ``severity``, ``tier`` and
+    ``estimated_input_tokens`` is "the context now": anchored on the newest
+    provider-reported prompt when there is one, less ``pruned_since`` (what prunes made
+    after that request remove from it), plus the calibrated estimate of what came after;
+    an estimate of the whole history otherwise. ``ratio``, ``severity``, ``tier`` and
     ``tip`` all derive from it.
     """
 
@@ -48,6 +50,7 @@ class ContextSnapshot:
     estimate_path: str = "history"
     calibrated: bool = False
     text_chars_per_token: float = 4.0
+    pruned_since: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +68,7 @@ class ContextSnapshot:
             "estimate_path": self.estimate_path,
             "calibrated": self.calibrated,
             "text_chars_per_token": self.text_chars_per_token,
+            "pruned_since": self.pruned_since,
         }
 
     @classmethod
@@ -89,6 +93,7 @@ class ContextSnapshot:
                 estimate_path=str(data.get("estimate_path", "history")),
                 calibrated=bool(data.get("calibrated", False)),
                 text_chars_per_token=float(data.get("text_chars_per_token", 4.0)),
+                pruned_since=int(data.get("pruned_since", 0)),
             )
         except KeyError as exc:
             raise ValueError(f"context snapshot: missing key {exc.args[0]!r}") from exc
@@ -106,6 +111,7 @@ def build_snapshot(
     estimate_path: str = "history",
     calibrated: bool = False,
     text_chars_per_token: float = 4.0,
+    pruned_since: int = 0,
 ) -> ContextSnapshot:
     """A snapshot from its numbers: ratio, severity, tier, thresholds and tip follow."""
     thresholds = compute_thresholds(limit) if limit > 0 else None
@@ -124,6 +130,7 @@ def build_snapshot(
         estimate_path=estimate_path,
         calibrated=calibrated,
         text_chars_per_token=text_chars_per_token,
+        pruned_since=pruned_since,
     )
 
 
@@ -145,6 +152,7 @@ class BudgetTracker:
         self._before_last = EstimatorState()
         self._mark = HistoryMark()
         self._image_tokens = DEFAULT_IMAGE_TOKENS
+        self._sent = SentPrunes()
 
     @property
     def seen(self) -> int:
@@ -156,20 +164,30 @@ class BudgetTracker:
         self._state = EstimatorState()
         self._before_last = EstimatorState()
         self._mark = HistoryMark()
+        self._sent.clear()
 
-    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int) -> None:
+    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int, end: int) -> None:
         if image_tokens != self._image_tokens or not self._mark.continues(messages):
             self.reset()
             self._image_tokens = image_tokens
+        elif end < self._before_last.count:
+            # An earlier request point than the one read up to (a command read past it): read
+            # the history again up to ``end``; what was sent and what was learned stay.
+            self._state = self._before_last = EstimatorState()
+            self._mark = HistoryMark()
         # Re-read the newest seen message: it may have gained parts or usage since.
         state = self._before_last if self._state.count else self._state
         before_last = state
-        for index in range(state.count, len(messages)):
+        for index in range(state.count, end):
             before_last = state
             state = advance(state, messages[index], self.calibrator, image_tokens)
         self._before_last = before_last
         self._state = state
-        self._mark.advance(messages)
+        self._mark.advance(messages, end)
+
+    def sent(self, count: int, pruned_before: PrunedBefore) -> None:
+        """A request carrying ``count`` messages went out with the placeholders in force now."""
+        self._sent.sent(count, pruned_before(count))
 
     def observe(
         self,
@@ -177,29 +195,42 @@ class BudgetTracker:
         model_limit: int | None = None,
         model_id: str | None = None,
         image_tokens: int = DEFAULT_IMAGE_TOKENS,
+        pruned_before: PrunedBefore = nothing_pruned,
+        end: int | None = None,
     ) -> ContextSnapshot:
-        """The snapshot for sending ``messages`` now. Never raises."""
+        """The context now of the first ``end`` (default: all) of ``messages``, as stored (unpruned). Never raises.
+
+        ``pruned_before(n)``: the tokens the placeholders in force take out of the first ``n`` messages.
+        """
+        count = len(messages) if end is None else end
         try:
-            self._read(messages, image_tokens)
-            return self._snapshot(model_limit, model_id)
+            self._read(messages, image_tokens, count)
+            return self._snapshot(model_limit, model_id, pruned_before, count)
         except Exception:  # noqa: BLE001 - the host must keep working whatever happens here
             log.exception("context budget: could not update the snapshot; starting over")
         try:
             self.reset()
-            self._read(messages, image_tokens)
-            return self._snapshot(model_limit, model_id)
+            self._read(messages, image_tokens, count)
+            return self._snapshot(model_limit, model_id, pruned_before, count)
         except Exception:  # noqa: BLE001
             log.exception("context budget: snapshot unavailable for this request")
             fallback = self.last or build_snapshot(0, None, 0)
             return fallback
 
-    def _snapshot(self, model_limit: int | None, model_id: str | None) -> ContextSnapshot:
+    def _snapshot(
+        self, model_limit: int | None, model_id: str | None, pruned_before: PrunedBefore, count: int
+    ) -> ContextSnapshot:
         model = model_id or self._state.anchor_model
         limit, source = resolve_context_limit(model, model_limit)
         prediction = predict(self._state, self.calibrator)
         calibration = self.calibrator.by_model.get(self._state.anchor_model or "") or self.calibrator.active()
+        anchor = self._state.anchor_index if prediction.path == "reported" else None
+        removed = pruned_since_report(anchor, count, pruned_before, self._sent)
+        # Placeholders are counted at the fixed ratios of tool content: calibrate them like the tail.
+        removed = calibration.scale(ContentEstimate(json=removed)) if removed else 0
+        tokens = max(0, prediction.tokens - removed)
         snap = build_snapshot(
-            prediction.tokens,
+            tokens,
             prediction.reported_prompt,
             limit,
             source,
@@ -207,6 +238,7 @@ class BudgetTracker:
             estimate_path=prediction.path,
             calibrated=prediction.calibrated,
             text_chars_per_token=round(calibration.text_chars_per_token, 3),
+            pruned_since=removed,
         )
         self.last = snap
         return snap

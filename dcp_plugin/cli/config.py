@@ -26,6 +26,7 @@ from dcp_plugin.config.schema import schema_path
 from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.template import render, write_atomically
+from dcp_plugin.host.prune_notice import plural
 
 
 def add_parser(subparsers: Any) -> None:
@@ -121,17 +122,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     effective = combine([r for r in results if r is not None])
     errors = sum(1 for r in results if r is None)
     warnings = 0
+    # Files with a problem: the missing ones and those a problem names.
+    flawed = {str(path) for path, result in zip(files, results, strict=False) if result is None}
     for problem in [p for r in results if r is not None for p in r.problems] + extra:
         print(problem.render(effective.values, effective.origins))
         errors += problem.level == "error"
         warnings += problem.level == "warning"
+        flawed.add(problem.file)
     read = [str(path) for path, result in zip(files, results, strict=False) if result is not None]
-    noun = "file" if len(files) == 1 else "files"
     where = f"; read {', '.join(read)}" if read else ""
     if errors or warnings:
-        print(f"{errors} error(s), {warnings} warning(s) in {len(files)} {noun}{where}")
+        scope = plural(len(flawed), "file") if len(flawed) == len(files) else f"{len(flawed)} of {plural(len(files), 'file')}"
+        print(f"{plural(errors, 'error')}, {plural(warnings, 'warning')} in {scope}{where}")
     else:
-        print(f"ok: {len(files)} {noun} valid{where}")
+        print(f"ok: {plural(len(files), 'file')} valid{where}")
     return 1 if errors else 0
 
 

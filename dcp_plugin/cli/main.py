@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dcp",
         description="Dynamic Context Pruning for AI coding agents: see what the plugin prunes and tune it.",
+        epilog=(
+            "In OpenCode, type /dcp context (or stats, sweep, pin) in the session. From a shell, run "
+            "`dcp opencode context [SESSION_ID]` for the same breakdown: `opencode run --command dcp ...` "
+            "prints the reply on stderr but ends with OpenCode's 'Unexpected server error' (how the plugin "
+            "keeps the command from the model) and exit status 1."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"dcp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -14,6 +14,9 @@ from dcp_plugin.cli.groups import add_group
 from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
 
 CHECK_HINT = """\
+The first start of OpenCode after this shows a blank screen for 30-60 s: OpenCode installs its
+plugin package (@opencode-ai/plugin, from the npm registry) into the config folder before it shows
+anything. It does so once per folder; later starts are quick.
 Check it works: start OpenCode in {scope} (`opencode`), send a prompt, then type /dcp context.
 From a terminal, once a session exists: `dcp opencode context` shows the latest session of the
 project you run it in, `dcp opencode context SESSION_ID` any session (`opencode session list`
@@ -185,20 +188,28 @@ def _uninstall(args: argparse.Namespace) -> int:
         print(f"Nothing to remove: {outcome.path} does not exist.")
     else:
         print(f"Removed the dcp plugin: {outcome.path}")
+        left = inst.opencode_leftovers(outcome.path.parent)
+        if left:
+            print(
+                f"OpenCode's own files stay in {outcome.path.parent.parent} ({', '.join(left)}): it wrote them "
+                "when it installed its plugin package, and it uses them for any plugin."
+            )
     return 0
 
 
 def _context(args: argparse.Namespace) -> int:
-    from dcp_plugin.cli.opencode_session import OpencodeError, export_session, find_opencode, latest_session
+    from dcp_plugin.cli.opencode_session import OpencodeError, find_opencode
+    from dcp_plugin.cli.recorded import RecordedStore, configured_window, recorded_window
     from dcp_plugin.cli.replay import session_config
     from dcp_plugin.cli.report import context_of_messages, show_breakdown
+    from dcp_plugin.host.store import default_path
+    from dcp_plugin.model.refs import latest_model
     from dcp_plugin.replay.file_error import SessionFileError
 
     here = Path.cwd()
     try:
         binary = find_opencode(args.opencode)
-        session_id = args.session or latest_session(binary, here).id
-        info, messages = export_session(binary, session_id, here)
+        session_id, info, messages = _session_to_show(binary, args.session, here)
     except OpencodeError as exc:
         print(f"dcp opencode context: {exc}", file=sys.stderr)
         return 1
@@ -208,11 +219,41 @@ def _context(args: argparse.Namespace) -> int:
     except SessionFileError as exc:
         print(f"dcp opencode context: {exc}", file=sys.stderr)
         return 1
+    # What the live session saw: the user's sweeps and pins, and the window OpenCode gave the model.
+    store = RecordedStore(default_path())
+    model = latest_model(messages)
+    window = configured_window(Path(directory), model.provider_id if model else None, model.model_id if model else None)
+    window = window or recorded_window(store.load_session(session_id))
     try:
-        breakdown = context_of_messages(messages, config, directory)
+        breakdown = context_of_messages(messages, config, directory, store=store, window=window)
     except SessionFileError as exc:
         print(f"dcp opencode context: session {session_id}: {exc}", file=sys.stderr)
         return 1
     title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
     show_breakdown(breakdown, args.json, title)
     return 0
+
+
+# Sessions looked at, newest first, for one that made a request: `opencode run --command` leaves
+# an empty session behind, newer than the one the user means.
+LATEST_TRIES = 3
+
+
+def _session_to_show(binary: str, given: str | None, here: Path) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """(id, info, messages) of the session given, else of the newest session of the project with a request."""
+    from dcp_plugin.cli.opencode_session import OpencodeError, export_session, project_sessions
+    from dcp_plugin.replay.engine import request_points
+
+    if given:
+        return (given, *export_session(binary, given, here))
+    found = project_sessions(binary, here)
+    for summary in found[:LATEST_TRIES]:
+        info, messages = export_session(binary, summary.id, here)
+        if request_points(messages):
+            return summary.id, info, messages
+    if found:
+        raise OpencodeError(
+            f"the newest {len(found[:LATEST_TRIES])} OpenCode sessions of this project made no model request yet; "
+            "pass a session id (`opencode session list` shows them)"
+        )
+    raise OpencodeError("no OpenCode session found")  # project_sessions says so first

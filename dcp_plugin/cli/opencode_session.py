@@ -98,8 +98,8 @@ def list_sessions(binary: str, directory: Path) -> list[SessionSummary]:
     return sessions
 
 
-def latest_session(binary: str, directory: Path) -> SessionSummary:
-    """The most recently updated session started inside the project around ``directory``."""
+def project_sessions(binary: str, directory: Path) -> list[SessionSummary]:
+    """The sessions started inside the project around ``directory``, most recently updated first."""
     root = project_root(directory)
     # Outside git every directory belongs to OpenCode's one "global" project: keep this project's own.
     mine = [s for s in list_sessions(binary, directory) if _inside(Path(s.directory), root)]
@@ -108,7 +108,8 @@ def latest_session(binary: str, directory: Path) -> SessionSummary:
             f"no OpenCode session found for {root}; start one there with `opencode`, or pass a session id "
             "(`opencode session list` shows them)"
         )
-    return max(mine, key=lambda s: s.updated)
+    return sorted(mine, key=lambda s: s.updated, reverse=True)
+
 
 
 def _inside(path: Path, root: Path) -> bool:

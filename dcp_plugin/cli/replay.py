@@ -8,15 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from dcp_plugin.cli.groups import positive_int
+from dcp_plugin.cli.terminal import console
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
-from dcp_plugin.replay.engine import ReplayReport, replay
+from dcp_plugin.replay.engine import ReplayReport, SessionsTotal, replay
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
@@ -34,15 +35,18 @@ def add_parser(subparsers: Any) -> None:
             "session (~/.claude/projects/<project>/<session>.jsonl), a Codex CLI rollout "
             "(~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), or OpenAI Chat, OpenAI Responses or Anthropic "
             "messages or requests (a JSON list or request, or one request per line); the format is detected "
-            "from the content. Without FILE, replays the example session shipped with the package."
+            "from the content. Without FILE, replays the example session shipped with the package. With "
+            "several FILEs, one row per session and the total. Besides tokens and cost, each replay counts edit "
+            "anchors: for every edit, the longest line (25 characters or more) of the text it replaces, and "
+            "whether the placeholders hid it from the request the model answered with that edit."
         ),
     )
     p.add_argument(
         "file",
-        nargs="?",
+        nargs="*",
         type=Path,
         help="session file of OpenCode, Claude Code, Codex or provider requests, `-` for standard input "
-        "(default: the shipped example)",
+        "(default: the shipped example); several give one row each and the total",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
@@ -99,7 +103,10 @@ def session_config(option: Path | None, directory: str) -> DcpConfig:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replay (and the comparison) and print the report."""
-    path: Path = args.file or example_session_path()
+    files: list[Path] = args.file
+    if len(files) > 1:
+        return run_many(args, files)
+    path: Path = files[0] if files else example_session_path()
     try:
         info, messages = load_session(path)
         directory = args.directory or info.get("directory") or str(Path.cwd())
@@ -148,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
 def _replay(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
 ) -> ReplayReport:
-    err = Console(stderr=True)
+    err = console(stderr=True)
     if show and err.is_terminal and len(messages) > 2000:
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task(label, total=None)
@@ -165,9 +172,9 @@ def _pricing_line(report: ReplayReport) -> str:
 
 def print_report(report: ReplayReport, title: str, rows: int) -> None:
     """The human-readable report."""
-    console = Console()
+    out = console()
     data = report.to_dict()
-    console.print(
+    out.print(
         f"[bold]{title}[/bold]: {report.messages} messages, {report.tool_calls} tool calls, "
         f"{len(report.requests)} model requests; {_pricing_line(report)}",
         highlight=False,
@@ -178,7 +185,7 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     strategies.add_column("tokens saved per request", justify="right")
     for name, count in report.pruned.items():
         strategies.add_row(name, str(count), f"{report.saved_final[name]:,}")
-    console.print(strategies)
+    out.print(strategies)
     per = Table(title="Per request (tokens are estimates; cost in base input tokens)", title_justify="left")
     for column in ("request", "messages", "without plugin", "with plugin", "saved", "cache", "cost without", "cost with", "ms"):
         per.add_column(column, justify="right")
@@ -195,21 +202,22 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
             str(r.request), str(r.messages), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct, cache,
             f"{r.cost_without:,.0f}", f"{r.cost_with:,.0f}", f"{r.ms:.2f}",
         )
-    console.print(per)
+    out.print(per)
     timing, cost = data["timing"], data["cost"]
-    console.print(
+    out.print(
         f"Tokens sent over all requests: {data['tokens_sent_without_plugin']:,} without the plugin, "
         f"{data['tokens_sent_with_plugin']:,} with it: {data['tokens_saved']:,} fewer ({data['tokens_saved_percent']}%)",
         highlight=False,
     )
-    console.print(net_cost_line(cost), highlight=False)
-    console.print(
-        f"Cache: {cost['cold_requests']:,} cold requests; the plugin's placeholders changed an already-sent part "
-        f"in {cost['prefix_breaks_by_plugin']:,} requests ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
+    out.print(net_cost_line(cost), highlight=False)
+    out.print(report.anchors.sentence(), highlight=False)
+    out.print(
+        f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
+        f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
         f"again). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens.",
         highlight=False,
     )
-    console.print(
+    out.print(
         f"Time per request: median {timing['median_ms']:.2f} ms, p95 {timing['p95_ms']:.2f} ms, "
         f"max {timing['max_ms']:.2f} ms.",
         highlight=False,
@@ -232,7 +240,7 @@ def net_cost_line(cost: dict[str, Any]) -> str:
 
 def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, other_name: str) -> None:
     """The two configs side by side on the same session."""
-    console = Console()
+    out = console()
     table = Table(title=f"Same session, two configs ({base.pricing} pricing)", title_justify="left")
     table.add_column("")
     table.add_column(base_name, justify="right")
@@ -253,12 +261,12 @@ def print_comparison(base: ReplayReport, other: ReplayReport, base_name: str, ot
     labels = ("cache scheduler", "tokens saved", "net cost saved", "prefix breaks", "tokens rewritten", "calls pruned (last request)")
     for index, label in enumerate(labels):
         table.add_row(label, rows[0][index], rows[1][index])
-    console.print(table)
+    out.print(table)
 
 
 def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Contribution]]]) -> None:
     """What each strategy buys: the tokens and net cost the session loses when it alone is turned off."""
-    console = Console()
+    out = console()
     title = f"What each strategy buys: the session replayed without it ({report.pricing} pricing)"
     table = Table(title=title, title_justify="left")
     table.add_column("strategy")
@@ -273,9 +281,75 @@ def print_contributions(report: ReplayReport, columns: list[tuple[str, list[Cont
             c = per.get(strategy)
             row += [f"{c.tokens_saved:,}", f"{c.net_saved:,.0f}"] if c is not None else ["off", "off"]
         table.add_row(*row)
-    console.print(table)
-    console.print(
+    out.print(table)
+    out.print(
         "Each strategy left out in turn, everything else unchanged: what turning it off would cost you. "
         "Overlapping strategies share the credit, so the rows need not add up to the total.",
         highlight=False,
     )
+
+
+def run_many(args: argparse.Namespace, files: list[Path]) -> int:
+    """Replay several sessions with the same config and pricing: one row each, and the total."""
+    if args.compare is not None or args.by_strategy:
+        print("dcp replay: --compare and --by-strategy take one FILE", file=sys.stderr)
+        return 1
+    if any(str(path) == "-" for path in files):
+        print("dcp replay: standard input (`-`) can only be replayed alone", file=sys.stderr)
+        return 1
+    reports: list[tuple[str, ReplayReport]] = []
+    for index, path in enumerate(files, 1):
+        try:
+            info, messages = load_session(path)
+            directory = args.directory or info.get("directory") or str(Path.cwd())
+            config = session_config(args.config, directory)
+        except SessionFileError as exc:
+            print(f"dcp replay: {exc}", file=sys.stderr)
+            return 1
+        if not messages:
+            print(f"dcp replay: {path}: the session has no messages, left out", file=sys.stderr)
+            continue
+        label = f"replaying {path.name} ({index}/{len(files)})"
+        reports.append((path.name, _replay(messages, directory, config, args.pricing, not args.json, label)))
+    total = SessionsTotal.of([report for _, report in reports])
+    if args.json:
+        data = {"sessions": [{"file": name, **report.to_dict()} for name, report in reports], "total": total.to_dict()}
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print_sessions(reports, total)
+    return 0
+
+
+def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal) -> None:
+    """One row per session and the total: tokens, net cost, prefix breaks, edit anchors."""
+    out = console()
+    pricing = reports[0][1].pricing if reports else "auto"
+    table = Table(title=f"{len(reports)} sessions replayed ({pricing} pricing)", title_justify="left")
+    for column in ("session", "requests", "tokens saved", "net cost saved", "prefix breaks", "anchors sourced",
+                   "anchors lost", "hidden by"):
+        table.add_column(column, justify="left" if column in ("session", "hidden by") else "right")
+    for name, report in reports:
+        table.add_row(name, *_session_cells(SessionsTotal.of([report])))
+    table.add_section()
+    table.add_row("total", *_session_cells(total), style="bold")
+    out.print(table)
+    out.print(
+        "Net cost: what the sessions cost without the plugin minus with it, prompt caching included, as a share "
+        "of the cost without it. An edit anchor is lost when every place the request held it was replaced by a "
+        "placeholder.",
+        highlight=False,
+    )
+
+
+def _session_cells(total: SessionsTotal) -> list[str]:
+    anchors = total.anchors
+    return [
+        f"{total.costs.requests:,}",
+        f"{total.tokens_saved_percent:.1f} %",
+        f"{total.costs.net_percent or 0.0:+.1f} %",
+        f"{total.costs.prefix_breaks:,}",
+        f"{anchors.sourced:,} / {anchors.anchors:,}",
+        f"{anchors.lost:,} ({anchors.lost_percent:.1f} %)",
+        ", ".join(f"{name} {count}" for name, count in sorted(anchors.lost_by.items())) or "-",
+    ]

@@ -9,16 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
-from dcp_plugin.budget.snapshot import BudgetTracker
 from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.cli.terminal import console
 from dcp_plugin.commands.context import (
     ContextBreakdown,
     amount,
-    build_breakdown,
     largest_line,
     savings_line,
     source_note,
@@ -29,7 +27,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
 from dcp_plugin.model.messages import session_id_of
-from dcp_plugin.model.refs import latest_model
+from dcp_plugin.model.refs import ModelRef, latest_model
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import load_session
 
@@ -70,30 +68,35 @@ def add_parser(subparsers: Any) -> None:
 
 
 # -- dcp context FILE ------------------------------------------------------------------------
-def context_of_messages(messages: list[dict[str, Any]], config: DcpConfig | None, directory: str) -> ContextBreakdown:
-    """Replay a session and build the /dcp context breakdown of its final request; SessionFileError when there is none.
+def context_of_messages(
+    messages: list[dict[str, Any]],
+    config: DcpConfig | None,
+    directory: str,
+    *,
+    store: Any = None,
+    window: int | None = None,
+) -> ContextBreakdown:
+    """Replay a session and build the /dcp context breakdown of it as it stands; SessionFileError when it has no request.
 
-    The final request is the one that produced the last assistant message, which is also
-    what OpenCode's `/dcp context` describes. ``config`` None means the dcp.jsonc files of
-    ``directory``, read only (the global file is never created). Nothing is persisted.
+    The same breakdown `/dcp context` shows at the end of the session. ``config`` None means the
+    dcp.jsonc files of ``directory``, read only (the global file is never created). ``store``:
+    where the live session's sweeps, pins and snapshot are read from (nothing is written);
+    ``window``: the host's context window for the session's model.
     """
+    from dcp_plugin.commands.dispatch import context_breakdown
     from dcp_plugin.replay.engine import plugin_host, replay, request_points
 
-    points = request_points(messages)
-    if not points:
+    if not request_points(messages):
         raise SessionFileError("the session has no model request (no assistant message after the first)")
     host = plugin_host(directory, config)
-    replay(messages, directory, config, host=host)
     runtime = host[1]
-    final = messages[: points[-1]]
+    if store is not None:
+        runtime.use_store(store)
+    replay(messages, directory, config, host=host)
     session_id = session_id_of(None, messages)
-    view = runtime.view(session_id)
-    effective = view.config if view is not None else runtime.config()
-    image_tokens = effective.context_budget.image_token_estimate
-    model = latest_model(final)
-    snapshot = BudgetTracker().observe(final, None, model.model_id if model else None, image_tokens)
-    in_force = view.in_force if view is not None else ()
-    return build_breakdown(session_id, final, in_force, snapshot, image_tokens, directory)
+    model = latest_model(messages) or ModelRef()
+    model = ModelRef(model.provider_id, model.model_id, window) if window else model
+    return context_breakdown(runtime, session_id, messages, model)
 
 
 def context_of_file(path: Path, config: DcpConfig | None, directory: str | None) -> ContextBreakdown:
@@ -114,7 +117,7 @@ def _bar(fraction: float) -> str:
 
 def print_context(b: ContextBreakdown, title: str) -> None:
     """The breakdown as rich tables: one total, what it is made of, what pruning saves, the budget."""
-    console = Console()
+    out = console()
     total = b.total
     table = Table(title=f"{title}: {b.messages:,} messages; {total_line(b)}", title_justify="left")
     table.add_column("category")
@@ -125,8 +128,8 @@ def print_context(b: ContextBreakdown, title: str) -> None:
     for name, tokens, note in b.categories():
         share = (tokens or 0) / total if total else 0.0
         table.add_row(name, amount(tokens), f"{share * 100:.1f}", _bar(share), note)
-    console.print(table)
-    console.print(savings_line(b), highlight=False)
+    out.print(table)
+    out.print(savings_line(b), highlight=False)
     if b.tokens_saved:
         saved = Table(show_header=True)
         saved.add_column("strategy")
@@ -135,16 +138,16 @@ def print_context(b: ContextBreakdown, title: str) -> None:
         for name, (calls, tokens) in b.saved.items():
             if calls:
                 saved.add_row(name, f"{calls:,}", f"~{tokens:,}")
-        console.print(saved)
+        out.print(saved)
     if b.largest:
-        console.print("[bold]Largest savings[/bold]")
+        out.print("[bold]Largest savings[/bold]")
         for call in b.largest:
-            console.print(f"  {largest_line(call)}", highlight=False, markup=False)
+            out.print(f"  {largest_line(call)}", highlight=False, markup=False)
     if b.snapshot is not None:
-        console.print("[bold]Context budget[/bold]")
+        out.print("[bold]Context budget[/bold]")
         for line in ladder_lines(b.snapshot):
-            console.print(f"  {line}", highlight=False, markup=False)
-    console.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
+            out.print(f"  {line}", highlight=False, markup=False)
+    out.print(f"[dim]{source_note(b)}[/dim]", highlight=False)
 
 
 def run_context(args: argparse.Namespace) -> int:
@@ -196,7 +199,7 @@ def run_stats(args: argparse.Namespace) -> int:
         json.dump(stats_dict(stats), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    console = Console()
+    out = console()
     table = Table(
         title=f"All-time pruning statistics ({plural(stats.sessions, 'session')}, {plural(stats.requests, 'request')})",
         title_justify="left",
@@ -210,13 +213,13 @@ def run_stats(args: argparse.Namespace) -> int:
         calls, tokens = stats.by_strategy.get(name, (0, 0))
         table.add_row(name, f"{calls:,}", f"~{tokens:,}", _bar(tokens / total if total else 0.0))
     table.add_row("[bold]total[/bold]", f"{stats.calls:,}", f"~{total:,}", "")
-    console.print(table)
-    console.print(
+    out.print(table)
+    out.print(
         f"Tokens saved over all requests: [bold green]~{stats.tokens_saved_sent:,}[/bold green] "
         f"(estimates; database {path})",
         highlight=False,
     )
-    console.print(net_line(stats)[0].upper() + net_line(stats)[1:] + ".", highlight=False)
+    out.print(net_line(stats)[0].upper() + net_line(stats)[1:] + ".", highlight=False)
     return 0
 
 

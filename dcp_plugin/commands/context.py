@@ -8,8 +8,10 @@ from typing import Any
 
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.snapshot import ContextSnapshot
-from dcp_plugin.cost.requests import net_sentence
+from dcp_plugin.commands.stats import net_line
+from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.host.prune_notice import plural
+from dcp_plugin.host.store import Stats
 from dcp_plugin.model.messages import call_id_of, info_of, parts_of
 from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, estimate_part_tokens, last_reported_prompt_tokens
 from dcp_plugin.pipeline.decisions import Decision
@@ -19,7 +21,9 @@ from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
-ESTIMATE_NOTE = "Token counts are estimates (text chars/4, JSON chars/2, images a fixed amount)"
+ESTIMATE_NOTE = (
+    "Token counts are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5, images a fixed amount)"
+)
 LARGEST = 5
 
 
@@ -56,8 +60,9 @@ class ContextBreakdown:
     snapshot: ContextSnapshot | None = None
     largest: list[PrunedCall] = field(default_factory=list)
     waiting: tuple[int, int] = (0, 0)  # decided prunes the cache scheduler has not written yet: (calls, tokens)
-    costs: dict[str, Any] | None = None  # the session's prompt-cache accounting (Scheduler.describe)
+    stats: Stats | None = None  # the session's accounting, the same `/dcp stats` shows
     model_tools: dict[str, Tally] = field(default_factory=dict)  # the model's calls of discard, extract, restore
+    plugin_text: PluginText = PluginText()  # the plugin's own text in every request
 
     @property
     def content(self) -> int:
@@ -136,7 +141,14 @@ class ContextBreakdown:
             "provider_reported_prompt": self.reported_prompt,
             "snapshot": self.snapshot.to_dict() if self.snapshot is not None else None,
             "waiting": {"calls": self.waiting[0], "tokens": self.waiting[1]},
-            "cost": self.costs,
+            "cost": None if self.stats is None else {
+                "requests": self.stats.requests,
+                "cost_without": round(self.stats.cost_without, 1),
+                "cost_with": round(self.stats.cost_with, 1),
+                "net_saved": round(self.stats.saved, 1),
+                "rewritten_tokens": self.stats.rewritten,
+            },
+            "plugin_text": self.plugin_text.to_dict(),
         }
 
 
@@ -255,17 +267,17 @@ def cache_lines(b: ContextBreakdown) -> list[str]:
     lines: list[str] = []
     calls, tokens = b.waiting
     if calls:
+        they, them = ("it is", "it") if calls == 1 else ("they are", "them")
         lines.append(
-            f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): they are written when the "
-            "prompt cache expires or when writing them pays"
+            f"{plural(calls, 'prune')} waiting (~{tokens:,} tokens per request): {they} written when the "
+            f"prompt cache expires or when writing {them} pays"
         )
-    costs = b.costs
-    if costs and costs.get("requests"):
-        net = net_sentence(float(costs["cost_without"]), float(costs["cost_with"]))
-        lines.append(
-            f"Cost so far ({costs.get('pricing', 'auto')} prompt-cache prices, {plural(int(costs['requests']), 'request')}): "
-            f"{net}; {int(costs['rewritten_tokens']):,} tokens processed again because of placeholders"
-        )
+    if b.stats is not None and b.stats.requests:
+        net = net_line(b.stats).removeprefix("net cost: ")
+        lines.append(f"Net cost so far ({plural(b.stats.requests, 'request')}): {net}")
+    own = plugin_text_line(b.plugin_text)
+    if own:
+        lines.append(own)
     return lines
 
 
@@ -286,9 +298,10 @@ def source_note(b: ContextBreakdown) -> str:
     """Where the total comes from, and which numbers are estimates."""
     snap = b.snapshot
     if b.anchored and snap is not None and snap.provider_reported_tokens is not None:
-        after = b.total - snap.provider_reported_tokens
+        after = b.total - snap.provider_reported_tokens + snap.pruned_since
+        since = f", less ~{snap.pruned_since:,} pruned since," if snap.pruned_since else ""
         return (
-            f"The total is the provider's count for the last request ({snap.provider_reported_tokens:,}) plus "
+            f"The total is the provider's count for the last request ({snap.provider_reported_tokens:,}){since} plus "
             f"~{max(0, after):,} estimated for what came after. {ESTIMATE_NOTE}."
         )
     return f"No provider usage reported yet: the total is the messages' estimate. {ESTIMATE_NOTE}."

@@ -15,6 +15,7 @@ from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.runtime import Runtime, SessionView
 from dcp_plugin.host.store import Stats
 from dcp_plugin.model.refs import ModelRef
+from dcp_plugin.printable import escape_reply
 
 log = logging.getLogger("dcp_plugin")
 
@@ -51,7 +52,7 @@ def answer(
         return run(runtime, arguments, session_id, list(messages) if messages else None, model)
     except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
         log.exception("dcp: /dcp %s failed", arguments)
-        return f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " ")
+        return escape_reply(f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " "))
 
 
 def parse(arguments: str) -> tuple[str, list[str]]:
@@ -65,7 +66,17 @@ def parse(arguments: str) -> tuple[str, list[str]]:
 def run(
     runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
 ) -> str:
-    """The reply text for one `/dcp` invocation (raises when a subcommand fails)."""
+    """The reply text for one `/dcp` invocation (raises when a subcommand fails).
+
+    Replies echo what the user typed and what tools named (ids, paths, session ids): their control
+    and bidirectional characters are escaped, so none can restyle or reorder the user's screen.
+    """
+    return escape_reply(_route(runtime, arguments, session_id, messages, model))
+
+
+def _route(
+    runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
+) -> str:
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()
@@ -83,6 +94,17 @@ def run(
 def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None) -> str:
     if messages is None:
         return "dcp context: the host sent no messages for this session; nothing to show yet."
+    breakdown = context_breakdown(runtime, session_id, messages, model)
+    text = context.render_text(breakdown)
+    if not runtime.config().enabled:
+        text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
+    return text
+
+
+def context_breakdown(
+    runtime: Runtime, session_id: str, messages: list[Any], model: ModelRef | None
+) -> context.ContextBreakdown:
+    """The `/dcp context` breakdown of a session as it stands (``dcp opencode context`` shows the same)."""
     snapshot = runtime.sync_for_command(session_id, messages, model)
     view = runtime.view(session_id)
     config = view.config if view is not None else runtime.config()
@@ -96,29 +118,49 @@ def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, m
     )
     if view is not None:
         breakdown.waiting = (len(view.waiting), sum(d.tokens_saved for d in view.waiting))
-        breakdown.costs = dict(view.costs)
         breakdown.model_tools = dict(view.model_tools)
-    text = context.render_text(breakdown)
-    if not config.enabled:
-        text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."
-    return text
+        breakdown.plugin_text = view.plugin_text
+    breakdown.stats = session_stats(runtime, session_id)[0]
+    return breakdown
 
 
 def session_stats_from_memory(view: SessionView | None) -> Stats | None:
     """This process's view of a session, when the store cannot answer."""
     if view is None:
         return None
-    return Stats(by_strategy=dict(view.saved_by_strategy), sessions=1)
+    costs = view.costs
+    return Stats(
+        by_strategy=dict(view.saved_by_strategy),
+        sessions=1,
+        requests=int(costs.get("requests", 0)),
+        cost_without=float(costs.get("cost_without", 0.0)),
+        cost_with=float(costs.get("cost_with", 0.0)),
+        rewritten=int(costs.get("rewritten_tokens", 0)),
+    )
+
+
+def session_stats(runtime: Runtime, session_id: str) -> tuple[Stats | None, Stats | None, str | None]:
+    """The one accounting `/dcp stats` and `/dcp context` show: (this session's, all time, a note on the source).
+
+    The store's counters when it answers (what `dcp stats` reads too), else this process's.
+    """
+    session, all_time = runtime.stored_stats(session_id)
+    if all_time is not None:
+        return session, all_time, None
+    note = (
+        "The state database is busy (another process holds its lock): this process's numbers for this "
+        "session are shown, from memory; they are saved once the database is free."
+        if runtime.store_busy()
+        else "The state database is unavailable: only this process's numbers for this session are shown."
+    )
+    return session_stats_from_memory(runtime.view(session_id)), None, note
 
 
 def run_stats(runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None) -> str:
     runtime.sync_for_command(session_id, messages, model)
-    session, all_time = runtime.stored_stats(session_id)
-    note = None
-    if all_time is None:
-        session = session_stats_from_memory(runtime.view(session_id))
-        note = "The state database is unavailable: only this process's numbers for this session are shown."
-    return stats.render_text(session_id, session, all_time, note)
+    session, all_time, note = session_stats(runtime, session_id)
+    view = runtime.view(session_id)
+    return stats.render_text(session_id, session, all_time, note, view.plugin_text if view is not None else None)
 
 
 def run_sweep(

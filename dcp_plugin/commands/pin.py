@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.model.messages import FINAL_STATUSES
-from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
@@ -39,7 +39,12 @@ def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: Sess
     """`3kq7  read src/a.py  ~1,200 tokens`, with what becomes of the output."""
     state = Ledger.state_of(messages, record) or {}
     output = state.get("output")
-    size = f"~{estimate_json_tokens(output):,} tokens" if output not in (None, "") else "no output yet"
+    if state.get("status") == "error":
+        size = f"failed (its error message: ~{estimate_output_tokens(state.get('error') or ''):,} tokens)"
+    elif output not in (None, ""):
+        size = f"~{estimate_output_tokens(output):,} tokens"
+    else:
+        size = "no output yet"
     notes = []
     if record.call_id in view.pinned:
         notes.append("pinned")
@@ -57,7 +62,8 @@ def listing_text(view: SessionView, messages: Sequence[Any]) -> str:
     pinned = [r for r in records if r.call_id in view.pinned]
     lines: list[str] = []
     if pinned:
-        lines.append(f"dcp pin: {plural(len(pinned), 'pinned output')} in this session (nothing prunes them):")
+        them = "it" if len(pinned) == 1 else "them"
+        lines.append(f"dcp pin: {plural(len(pinned), 'pinned output')} in this session (nothing prunes {them}):")
         lines += [_row(r, messages, view.directory, view) for r in pinned]
         lines.append("Unpin with /dcp unpin <id>.")
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.host.store import Stats
@@ -34,22 +35,36 @@ def net_line(stats: Stats) -> str:
     net = net_sentence(stats.cost_without, stats.cost_with)
     if net is None:
         return "net cost: no request priced yet"
+    saved = stats.saved
+    amount = f"~{saved:,.0f} base input tokens saved" if saved >= 0 else f"~{-saved:,.0f} base input tokens more"
     return (
-        f"net cost: {net} (~{stats.saved:,.0f} base input tokens saved; "
+        f"net cost: {net} ({amount}; "
         f"{stats.rewritten:,} tokens the provider processed again because of placeholders)"
     )
 
 
-def render_text(session_id: str, session: Stats | None, all_time: Stats | None, note: str | None = None) -> str:
-    """The plain-text reply; ``note`` says where numbers come from when the store is unavailable."""
+def render_text(
+    session_id: str,
+    session: Stats | None,
+    all_time: Stats | None,
+    note: str | None = None,
+    own: PluginText | None = None,
+) -> str:
+    """The plain-text reply; ``note`` says where numbers come from when the store is unavailable.
+
+    ``own``: the plugin's own text in this session's requests, named on a line of its own.
+    """
     lines = ["DCP stats", ""]
     if session is not None:
         lines += stats_lines(f"This session ({session_id})", session)
+        own_line = plugin_text_line(own) if own is not None else None
+        if own_line:
+            lines.append(f"  {own_line}")
     if all_time is not None:
         if session is not None:
             lines.append("")
         lines += stats_lines(f"All time ({plural(all_time.sessions, 'session')})", all_time)
     if note:
         lines += ["", note]
-    lines += ["", "Tokens are estimates (text chars/4, JSON chars/2)."]
+    lines += ["", "Tokens are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5)."]
     return "\n".join(lines)

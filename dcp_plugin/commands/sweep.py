@@ -51,20 +51,32 @@ def reason_text(skipped: Skipped, directory: str | None) -> str:
     return str(why.value)
 
 
+def _left_out(plan: SweepPlan, swept: Sequence[Decision]) -> list[tuple[CallRecord, str]]:
+    """Eligible calls the sweep found nothing to remove from, and why."""
+    done = {d.call_id for d in swept}
+    return [
+        (r, "failed call: its error message stays and its input is too short to shrink" if r.status == "error"
+         else "nothing to remove (its output is already shorter than the placeholder)")
+        for r in plan.eligible
+        if r.call_id not in done
+    ]
+
+
 def render_text(plan: SweepPlan, swept: Sequence[Decision], directory: str | None) -> str:
     """The reply: what was swept (with the tokens it saves per request), then what was skipped and why.
 
     Paths are named relative to ``directory``, the session's project directory.
     """
     scope = scope_text(plan)
-    if not swept and not plan.skipped:
+    if not swept and not plan.skipped and not plan.eligible:
         return f"dcp sweep: no tool calls {scope}; nothing to sweep."
     tokens = sum(d.tokens_saved for d in swept)
     lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {scope} (~{tokens:,} tokens per request)"]
     lines += [f"  - {label(plan, d.record, directory)}: ~{d.tokens_saved:,} tokens" for d in swept]
-    if plan.skipped:
-        lines.append(f"Skipped {plural(len(plan.skipped), 'call')}:")
-        lines += [f"  - {label(plan, s.record, directory)}: {reason_text(s, directory)}" for s in plan.skipped]
+    skipped = [(s.record, reason_text(s, directory)) for s in plan.skipped] + _left_out(plan, swept)
+    if skipped:
+        lines.append(f"Skipped {plural(len(skipped), 'call')}:")
+        lines += [f"  - {label(plan, record, directory)}: {why}" for record, why in skipped]
     kept = sum(1 for s in plan.skipped if s.why is Skip.PINNED)
     if kept:
         lines.append(f"Kept {plural(kept, 'pinned output')}; /dcp unpin <id> lets one be pruned.")

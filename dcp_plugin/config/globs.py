@@ -27,6 +27,9 @@ MAX_DEEP_WILDCARDS = 2
 # every other allowed shape ~0.1 ms: with at most this many of them, a list of 1,000 patterns
 # costs a new path at most ~0.2 s, once (verdicts are cached per path), instead of 7 s.
 MAX_DEEP_PATTERNS = 8
+# No path is longer (Linux's PATH_MAX), so a longer pattern matches nothing a tool names; checking
+# and compiling one grows faster than its length (a 900,000-character pattern took 43 s).
+MAX_PATTERN_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ def shape(pattern: str) -> Shape:
 
 def is_deep(pattern: str) -> bool:
     """Whether a pattern crosses directories as often as allowed: the costly shape."""
-    return shape(normalize(pattern)).deep >= MAX_DEEP_WILDCARDS
+    # A pattern too long to use is never compiled, so it costs nothing to match (and is not scanned).
+    return len(pattern) <= MAX_PATTERN_CHARS and shape(normalize(pattern)).deep >= MAX_DEEP_WILDCARDS
 
 
 def within_deep_budget(patterns: list[str]) -> list[str]:
@@ -151,6 +155,8 @@ def budget_problem(pattern: str) -> str | None:
 @functools.lru_cache(maxsize=2048)
 def _compile(pattern: str, ignore_case: bool) -> GitIgnoreBasicPattern | str:
     """The compiled (normalized) pattern, or why it is unusable."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"it is {len(pattern):,} characters long; a pattern may have at most {MAX_PATTERN_CHARS:,}, as a path"
     normal = normalize(pattern)
     too_costly = budget_problem(normal)  # first: compiling 1,000 such patterns alone took 1.2 s
     if too_costly:

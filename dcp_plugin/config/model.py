@@ -94,6 +94,7 @@ class GooglePrices(Section):
 
 class CacheConfig(Section):
     scheduler: bool = True
+    overdraft: float = Field(default=0.005, ge=0, le=0.05)
     pricing: Literal["auto", "anthropic", "anthropic-1h", "openai", "google", "none"] = "auto"
     anthropic: AnthropicPrices = AnthropicPrices()
     openai: OpenAIPrices = OpenAIPrices()

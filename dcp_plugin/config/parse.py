@@ -12,6 +12,7 @@ from typing import Any
 
 import json5
 
+from dcp_plugin.config.duplicates import DuplicateKeys
 from dcp_plugin.config.problems import SKIPPED, Problem
 from dcp_plugin.config.syntaxhint import explain_syntax_error
 
@@ -28,8 +29,11 @@ MAX_INT_DIGITS = 4300
 
 # Possessive (`*+`) so that an unterminated string or comment is consumed once to the end of the
 # file, not rescanned from every later quote or `/*` (that was quadratic: 20,000 `/*` took 18 s).
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL)
-_COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|,(?=\s*+[\]}])', re.DOTALL)
+# JSON5's single-quoted strings are strings too: `'secrets/**'` holds no comment.
+_COMMENT_OR_STRING = re.compile(
+    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL
+)
+_COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|,(?=\s*+[\]}])', re.DOTALL)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _SPACES = re.compile(r"\s+")
 _CONTROL_CHAR = re.compile('"([\x00-\x1f\x7f])"')
@@ -68,10 +72,21 @@ def read_text(path: Path, st: os.stat_result | None = None) -> tuple[str | None,
         finally:
             os.close(fd)
     except OSError as exc:
-        return None, Problem("error", name, f"cannot be read ({exc.strerror or exc}); {SKIPPED}")
+        return None, Problem("error", name, f"{_unreadable(path, exc)}; {SKIPPED}")
     if len(raw) > MAX_FILE_BYTES:
         return None, _too_big(name, len(raw))
     return decode(raw, name)
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    """Why a file cannot be read, naming a symlink's missing target (the usual way to get ENOENT here)."""
+    if isinstance(exc, FileNotFoundError) and os.path.islink(path):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return f"is a symbolic link to {target}, which does not exist"
+    return f"cannot be read ({exc.strerror or exc})"
 
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -164,7 +179,7 @@ def blank_comments(text: str) -> str:
     """
     def comment(match: re.Match[str]) -> str:
         token = match.group(0)
-        return token if token[0] == '"' else _NOT_NEWLINE.sub(" ", token)
+        return token if token[0] in "\"'" else _NOT_NEWLINE.sub(" ", token)
 
     def comma(match: re.Match[str]) -> str:
         token = match.group(0)
@@ -205,9 +220,11 @@ def _parse_int(digits: str) -> int | HugeNumber:
 
 def parse_text(text: str, name: str) -> Parsed:
     """Parse dcp.jsonc text; syntax errors carry line:column and skip the whole file."""
-    strict = _strict_json(text)
+    repeats = DuplicateKeys()
+    strict = _strict_json(text, repeats)
     if isinstance(strict, dict):
-        return Parsed(strict)  # plain JSON needs no blanking (which costs a Python call per string)
+        return Parsed(strict, repeats.problems(name))  # plain JSON needs no blanking (a Python call per string)
+    repeats.keys.clear()
     plain = blank_comments(text)
     if not plain.strip():
         return Parsed(
@@ -215,28 +232,29 @@ def parse_text(text: str, name: str) -> Parsed:
             [Problem("warning", name, "is empty or holds only comments; it sets nothing, so other files and the defaults apply")],
         )
     try:
-        data = json.loads(plain, parse_int=_parse_int)
+        data = json.loads(plain, parse_int=_parse_int, object_pairs_hook=repeats)
     except RecursionError:
         return Parsed(None, [_too_deep(name)])
     except ValueError as exc:
-        data = _parse_json5(text, plain, name, exc)
+        repeats.keys.clear()
+        data = _parse_json5(text, plain, name, exc, repeats)
         if isinstance(data, Problem):
             return Parsed(None, [data])
     if not isinstance(data, dict):
         kind = _json_kind(data)
         return Parsed(None, [Problem("error", name, f"must hold an object {{ ... }} at the top level, found {kind}; {SKIPPED}")])
-    return Parsed(data)
+    return Parsed(data, repeats.problems(name))
 
 
-def _strict_json(text: str) -> Any:
+def _strict_json(text: str, repeats: DuplicateKeys) -> Any:
     """The text as strict JSON, or None when it is not (or is nested too deeply)."""
     try:
-        return json.loads(text, parse_int=_parse_int)
+        return json.loads(text, parse_int=_parse_int, object_pairs_hook=repeats)
     except (ValueError, RecursionError):
         return None
 
 
-def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError) -> Any:
+def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, repeats: DuplicateKeys) -> Any:
     if len(text) > MAX_JSON5_BYTES or len(_SPACES.sub("", plain)) > MAX_JSON5_CHARS:
         unclosed = unclosed_comment(text)
         if unclosed is not None:
@@ -255,7 +273,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError) -> 
             column=column,
         )
     try:
-        return json5.loads(text)
+        return json5.loads(text, object_pairs_hook=repeats)
     except RecursionError:
         return _too_deep(name)
     except Exception as exc:  # noqa: BLE001 - json5 raises ValueError, but a parser bug must not escape either

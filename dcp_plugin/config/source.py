@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from dcp_plugin.config.discovery import LayerSpec, layer_specs
+from dcp_plugin.config.lastgood import keep_last_good
 from dcp_plugin.config.loader import Effective, LayerResult, combine, load_layer
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.schemaref import stable_schema_uri
@@ -27,6 +28,7 @@ class _Layer:
         self.spec = spec
         self.signature: Signature = _UNSEEN
         self.result: LayerResult | None = None
+        self.good: LayerResult | None = None  # the last version that could be used (see lastgood)
 
     def stat(self) -> tuple[Signature, Path | None, os.stat_result | None]:
         """One stat when the layer's directory is absent (most are), else one per candidate name tried."""
@@ -41,6 +43,8 @@ class _Layer:
             try:
                 st = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
+                if os.path.islink(path):  # a dangling symlink is a file the user means, not an absent one
+                    return (str(path), "dangling symlink"), path, None
                 continue
             except OSError as exc:
                 return (str(path), f"stat failed: {exc.strerror}"), path, None
@@ -54,11 +58,12 @@ class _Layer:
             return False
         self.signature = signature
         if path is None:
-            self.result = None
-        elif st is None:
-            self.result = load_layer(path)  # reports why it cannot be read
-        else:
-            self.result = load_layer(path, st)
+            self.result = self.good = None  # deleted: an edit, not a break
+            return True
+        # st is None: the path is there but cannot be stat'ed; load_layer reports why
+        self.result = keep_last_good(self.good, load_layer(path) if st is None else load_layer(path, st))
+        if self.result.data is not None:
+            self.good = self.result
         return True
 
 

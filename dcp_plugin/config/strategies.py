@@ -60,8 +60,10 @@ class SupersededTodosConfig(Section):
 class MaskOldOutputsConfig(Section):
     enabled: bool = True
     trigger: Trigger = "warn"
-    keep_tokens: int = Field(default=20_000, ge=0, alias="keepTokens")
-    keep_turns: int = Field(default=1, ge=0, alias="keepTurns")
+    keep_tokens: int = Field(default=10_000, ge=0, alias="keepTokens")
+    keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
+    keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
+    keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 

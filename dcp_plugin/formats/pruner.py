@@ -25,7 +25,6 @@ from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
-from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
 
@@ -59,6 +58,7 @@ class _Session:
     token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
     media: int = 0
     model: ModelRef | None = None  # the model of the previous request: it answered the messages added since
+    format: Adapter | None = None  # the adapter the session's items are read with
 
 
 def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
@@ -80,9 +80,10 @@ def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming
 class Pruner:
     """Prunes OpenAI Chat, OpenAI Responses and Anthropic message lists with one runtime.
 
-    ``Pruner()`` reads the user's dcp.jsonc files and records statistics like every other
-    host; pass a :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise
-    (tests and what-ifs use one without a store).
+    ``Pruner()`` reads the user's dcp.jsonc files (it never creates one) and records statistics
+    in the plugin's database when the user has one (the OpenCode plugin made it); pass a
+    :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise (``store=USER_STORE``
+    to keep statistics anyway; tests and what-ifs use one without a store).
     """
 
     def __init__(
@@ -93,9 +94,9 @@ class Pruner:
         notify: Notify | None = None,
     ) -> None:
         if runtime is None:
-            from dcp_plugin.host.persistence import USER_STORE
+            from dcp_plugin.host.persistence import user_store_if_kept
 
-            runtime = Runtime(directory, store=USER_STORE, create_global_config=True)
+            runtime = Runtime(directory, store=user_store_if_kept())
             runtime.startup(HostStartup(str(directory) if directory else None, notify=notify))
         self.runtime = runtime
         self._sessions: dict[str, _Session] = {}
@@ -159,7 +160,7 @@ class Pruner:
             or len(items) < seen
             or items[:seen] != session.items  # identity first: cheap when the host appended
         ):
-            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id))
+            session = _Session(adapter.name, adapter.key, [], adapter.start(session_id), format=adapter)
             self._sessions[session_id] = session
             seen = 0
         messages = session.builder.view.messages
@@ -230,13 +231,34 @@ class Pruner:
         *,
         session_id: str,
         messages: list[Any] | None = None,
-        format: Adapter | str = OPENAI_CHAT,
+        format: Adapter | str | None = None,
+        model: str | None = None,
     ) -> str | None:
-        """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off."""
+        """The reply to ``/dcp <arguments>`` for a session (the messages as the host would send them); None when off.
+
+        A session this pruner has pruned is read as it was pruned: with its format and model, and
+        the same view, so what was sent shows as written. ``format`` is needed only for messages of
+        a session it has not seen (``"openai_chat"``, ``"openai_responses"`` or ``"anthropic"``).
+        """
         view: list[Any] | None = None
-        if messages:
+        with self._lock:
+            known = self._sessions.get(session_id)
+            chosen = FORMATS[format] if isinstance(format, str) else format
+            if chosen is None and known is not None:
+                chosen = known.format
+            if messages and chosen is None:
+                return (
+                    f"dcp: /dcp {arguments}: say which format the messages are in: "
+                    "Pruner.command(..., format='openai_chat' | 'openai_responses' | 'anthropic')."
+                )
+            named = model or (known.model.model_id if known is not None and known.model is not None else None)
+            ref = ModelRef(chosen.provider or None if chosen is not None else None, named)
             try:
-                view = self.view(format, messages, session_id=session_id).messages
+                if messages and chosen is not None:
+                    view = self._session(chosen, messages, session_id, ref).builder.view.messages
+                elif known is not None:
+                    view = known.builder.view.messages
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows
+                self._sessions.pop(session_id, None)
                 log.exception("dcp: could not read the messages for /dcp")
-        return answer(self.runtime, COMMAND, arguments, session_id_of({"sessionID": session_id}, view or []), view)
+        return answer(self.runtime, COMMAND, arguments, session_id, view, ref if ref.model_id is not None else None)

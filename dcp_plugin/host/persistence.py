@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.store import BUSY_TIMEOUT_MS, REQUEST_WAIT_MS
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
 
@@ -28,6 +29,15 @@ class _UserStore:
 
 
 USER_STORE: Any = _UserStore()
+
+
+def user_store_if_kept() -> Any:
+    """USER_STORE when the user's database folder exists (the OpenCode plugin made it), else None.
+
+    A library host (``Pruner()``, the LangChain middleware, a pluggy host) used by someone who does
+    not run OpenCode then leaves no OpenCode storage folder behind.
+    """
+    return USER_STORE if store_mod.data_dir().is_dir() else None
 _LIVE: weakref.WeakSet[Persistence] = weakref.WeakSet()
 
 
@@ -37,6 +47,11 @@ def _flush_all_at_exit() -> None:
 
 
 atexit.register(_flush_all_at_exit)
+
+
+def _waiting(store: Any, wait_ms: int) -> dict[str, int]:
+    """How long ``store`` may wait for a locked file, as keyword arguments (a store of another kind takes none)."""
+    return {"wait_ms": wait_ms} if isinstance(store, store_mod.Store) else {}
 
 
 class Persistence:
@@ -79,14 +94,15 @@ class Persistence:
             return self._resolved
 
     def load(self, session_id: str) -> store_mod.StoredSession:
-        """What earlier processes saved for a session; empty when nothing is known or the store fails."""
+        """What earlier processes saved for a session; empty when nothing is known, not ``complete`` when the store fails."""
         stored = store_mod.StoredSession()
         try:
             store = self.store()
             if store is not None:
-                stored = store.load_session(session_id)
-        except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh
+                stored = store.load_session(session_id, **_waiting(store, REQUEST_WAIT_MS))
+        except Exception:  # noqa: BLE001 - an unreadable store only means starting fresh (and asking again)
             log.exception("dcp: could not restore the saved state of session %s", session_id)
+            stored = store_mod.StoredSession(complete=False)
         with self._lock:
             self._reported.setdefault(session_id, set()).update(stored.pruned)
         return stored
@@ -163,7 +179,16 @@ class Persistence:
         store = self.store()
         if store is None:
             return None, None
-        return store.stats(session_id), store.stats(None)
+        wait = _waiting(store, REQUEST_WAIT_MS)
+        session = store.stats(session_id, **wait)
+        if session is None and self.busy():
+            return None, None  # one short wait per command is enough
+        return session, store.stats(None, **wait)
+
+    def busy(self) -> bool:
+        """Whether the store's latest answer was "locked by another process" (then nothing waited long for it)."""
+        store = self._resolved if self._choice is not None else None
+        return bool(getattr(store, "busy", False))
 
     def flush(self, force: bool = False, at_exit: bool = False) -> None:
         """Write every session's pending writes in one transaction; never raises.
@@ -187,7 +212,9 @@ class Persistence:
                 taken = [self._pending.pop(sid) for sid, queued in list(self._pending.items()) if not queued.empty()]
             if not taken:
                 return
-            if not store.save(taken) and store.available:
+            # Nothing is lost to a short wait: what is not saved is given back and saved on the next flush.
+            wait = _waiting(store, BUSY_TIMEOUT_MS if at_exit else REQUEST_WAIT_MS)
+            if not store.save(taken, **wait) and store.available:
                 with self._lock:
                     for batch in taken:
                         self._queue(batch.session_id).give_back(batch)

@@ -14,7 +14,7 @@ from typing import Any
 from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.commands.dispatch import answer
 from dcp_plugin.host.hostspec import HostStartup, hookimpl
-from dcp_plugin.host.persistence import USER_STORE
+from dcp_plugin.host.persistence import user_store_if_kept
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.model.refs import model_ref
@@ -30,7 +30,7 @@ class DcpPlugin:
     """
 
     def __init__(self, runtime: Runtime | None = None) -> None:
-        self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
+        self.runtime = runtime if runtime is not None else Runtime(store=user_store_if_kept())
 
     @hookimpl
     def host_startup(self, context: dict[str, Any]) -> None:

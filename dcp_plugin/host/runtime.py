@@ -35,6 +35,7 @@ from dcp_plugin.budget.tips import tip_text
 from dcp_plugin.config.discovery import project_root
 from dcp_plugin.config.misplaced import misplaced_warnings
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.overhead import PluginText, plugin_text
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
@@ -45,6 +46,7 @@ from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.pipeline.freshness import kept_went_stale
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.modeltools import Tally, definitions, system_text
@@ -109,6 +111,7 @@ class SessionView:
     costs: Mapping[str, Any]
     model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
     pinned: frozenset[str] = frozenset()  # call ids the user pinned
+    plugin_text: PluginText = PluginText()  # what the plugin's own text adds to every request
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,7 @@ class _Session:
     # the history it implies (about 5 s at 20,000 messages): under one runtime-wide lock every
     # other session's request waited that long; under its own lock they do not wait at all.
     lock: threading.RLock = field(default_factory=threading.RLock)
+    stored: bool = True  # False while the store could not be read: its pins and sweeps are fetched later
 
 
 class Runtime:
@@ -252,7 +256,7 @@ class Runtime:
             state.update(messages, changed_from, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
             try:
-                patches, incremental = self._plan(state, messages, since)
+                patches, incremental = self._plan(state, messages, since, changed_from)
             except Desync:
                 # The prefix fingerprint matched but a call moved: rebuild from scratch once.
                 state.restart()
@@ -273,8 +277,15 @@ class Runtime:
             return outgoing
 
     @staticmethod
-    def _plan(state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None) -> tuple[Patches, bool]:
-        if since is not None and since[0] == state.epoch and 0 <= since[1] <= len(state.applied):
+    def _plan(
+        state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None, changed_from: int | None = None
+    ) -> tuple[Patches, bool]:
+        if (
+            since is not None
+            and since[0] == state.epoch
+            and 0 <= since[1] <= len(state.applied)
+            and not kept_went_stale(state.applied[: since[1]], messages, changed_from)
+        ):
             return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False
 
@@ -309,11 +320,12 @@ class Runtime:
                     self._persistence.record_restores(
                         state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
                     )
-                image_tokens = config.context_budget.image_token_estimate
-                snapshot = session.budget.observe(state.epoch, messages, session.model, image_tokens)
+                snapshot = session.budget.record(state.context_now(messages, session.model))
                 tip = session.budget.tip_change()
                 if request:
-                    self._persistence.count_request(state.session_id, state.saved_tokens, snapshot.to_dict(), cost)
+                    # What pruning saves, without the prunable lists (the plugin's own text, shown apart).
+                    saved = state.saved_tokens + _list_tokens(state)
+                    self._persistence.count_request(state.session_id, saved, snapshot.to_dict(), cost)
             if tip is not None and request and config.context_budget.notify:
                 self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
             self._persistence.flush()
@@ -334,11 +346,15 @@ class Runtime:
             outgoing = self.prepare(session_id, messages, model=model)
             if outgoing is None:
                 return
-            apply(outgoing.patches)
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
             return
+        # Bookkeeping first: the context figure reads the history as stored, before placeholders.
         self.finish(outgoing, messages)
+        try:
+            apply(outgoing.patches)
+        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
+            log.exception("dcp: pruning failed; the request is sent unchanged")
 
     # -- sessions ----------------------------------------------------------------------------
     def _find(self, session_id: str) -> _Session | None:
@@ -366,8 +382,15 @@ class Runtime:
                 pinned=stored.pinned,
             )
             with self._lock:  # another thread may have made it meanwhile: theirs wins
-                session = self._sessions.setdefault(session_id, _Session(state, SessionBudget(snapshot)))
+                session = self._sessions.setdefault(
+                    session_id, _Session(state, SessionBudget(snapshot), stored=stored.complete)
+                )
+            behind = False
+        else:
+            behind = not session.stored
         with self._locked(session) as state:
+            if behind:
+                self._catch_up(session)
             state.reconfigure(config)
         return session
 
@@ -378,6 +401,23 @@ class Runtime:
             if self._tools_offered:
                 session.state.offer_tools(True)
             yield session.state
+
+    def _catch_up(self, session: _Session) -> None:
+        """A session first seen while the store failed: once it answers, take its saved pins and sweeps.
+
+        Pins must hold whatever the store does; the first load is retried (the store itself backs
+        off between attempts) until it succeeds.
+        """
+        stored = self._persistence.load(session.state.session_id)
+        if not stored.complete:
+            return
+        session.stored = True
+        state = session.state
+        state.pin(stored.pinned)
+        swept = {call_id: reason for call_id, reason in stored.manual.items() if call_id not in state.pinned}
+        if any(state.manual.get(call_id) != reason for call_id, reason in swept.items()):
+            state.manual.update(swept)
+            state.restart()
 
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
@@ -421,7 +461,14 @@ class Runtime:
                 {**state.scheduler.describe(), "pricing": pricing_for(session.model, state.config.cache).family},
                 MappingProxyType(state.tools.tallies()),
                 state.pinned,
+                self._plugin_text(state),
             )
+
+    def _plugin_text(self, state: SessionState) -> PluginText:
+        if not (self._tools_offered and state.config.enabled):
+            return PluginText()
+        tools = state.config.tools
+        return plugin_text(system_text(tools), definitions(tools), _list_tokens(state))
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
@@ -459,6 +506,10 @@ class Runtime:
     def stored_stats(self, session_id: str) -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
         """(this session's, all sessions') statistics from the store; (None, None) without one."""
         return self._persistence.stats(session_id)
+
+    def store_busy(self) -> bool:
+        """Whether the store's latest answer was that another process holds its file locked."""
+        return self._persistence.busy()
 
     def sweep(self, session_id: str, messages: Sequence[Any], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
@@ -612,6 +663,11 @@ class Runtime:
                     d.strategy,
                     f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
                 )
+
+
+def _list_tokens(state: SessionState) -> int:
+    """Tokens the prunable lists written in a session add to every request."""
+    return -sum(d.tokens_saved for d in state.applied if d.is_list and not d.superseded)
 
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:

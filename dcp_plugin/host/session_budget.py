@@ -6,33 +6,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
-from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
+from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import TipId
-from dcp_plugin.model.refs import ModelRef
 
 
 class SessionBudget:
     """How full one session's context is, updated after every request (incremental within an epoch)."""
 
     def __init__(self, stored: ContextSnapshot | None = None) -> None:
-        self.tracker = BudgetTracker()
-        self.epoch: int | None = None
         self.latest: ContextSnapshot | None = stored
         self.compaction: CompactionController | None = None
         self._tip: TipId | None = stored.tip if stored is not None else None
 
-    def observe(self, epoch: int, messages: Sequence[Any], model: ModelRef | None, image_tokens: int) -> ContextSnapshot:
-        """The snapshot for sending ``messages`` now; a new epoch (rewritten history) starts the tracker over."""
-        if epoch != self.epoch:
-            self.tracker.reset()
-            self.epoch = epoch
-        self.latest = self.tracker.observe(
-            messages,
-            model.context_limit if model is not None else None,
-            model.model_id if model is not None else None,
-            image_tokens,
-        )
-        return self.latest
+    def record(self, snapshot: ContextSnapshot) -> ContextSnapshot:
+        """Keep the session's latest context figure (tips and compaction advice read it)."""
+        self.latest = snapshot
+        return snapshot
 
     def tip_change(self) -> TipId | None:
         """The latest snapshot's tip when it differs from the last one reported, else None."""

@@ -28,6 +28,10 @@ log = logging.getLogger("dcp_plugin.host.store")
 SCHEMA_VERSION = 2
 DB_NAME = "dcp.sqlite3"
 BUSY_TIMEOUT_MS = 5000
+# What a host's request (or a /dcp command) waits at most for a file another process holds locked:
+# the work is kept and retried (writes) or answered without the store (reads), never blocking the
+# user for seconds. The long wait stays for writes that cannot be retried (at exit) and the CLI.
+REQUEST_WAIT_MS = 200
 FILE_MODE = 0o600
 DIR_MODE = PRIVATE_DIR_MODE
 
@@ -182,6 +186,7 @@ class StoredSession:
     snapshot: dict[str, Any] | None = None
     requests: int = 0
     tokens_saved_sent: int = 0
+    complete: bool = True  # False: the store could not be read, so what it holds is not known yet
 
 
 @dataclass(slots=True)
@@ -287,6 +292,8 @@ class Store:
         self._retry_at: float | None = None  # after a failed open: answer "nothing known" until then
         self._warned: set[str] = set()
         self.moved_aside: list[Path] = []
+        self.busy = False  # the latest operation found the file locked by another process for its whole wait
+        self._wait_ms = BUSY_TIMEOUT_MS  # the busy timeout the open connection has
 
     # -- opening and recovery ---------------------------------------------------------------
     @property
@@ -310,23 +317,24 @@ class Store:
         except Exception:  # noqa: BLE001 - a broken warn callback must not matter
             log.exception("dcp: the store's warning callback failed")
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, wait_ms: int) -> sqlite3.Connection:
         make_dirs(self.path.parent, DIR_MODE)
         if not self.path.exists():
             # Create it private before SQLite does (SQLite would use the umask).
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        deadline = time.monotonic() + wait_ms / 1000
         while True:
             conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+                self.path, timeout=wait_ms / 1000, isolation_level=None, check_same_thread=False
             )
             try:
-                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                conn.execute(f"PRAGMA busy_timeout={wait_ms}")
                 # Switching to WAL needs the file to itself and can answer "locked" at once, without
                 # waiting, while another process opens the same new database: retry for a while.
                 conn.execute("PRAGMA journal_mode=WAL").fetchone()
                 conn.execute("PRAGMA synchronous=NORMAL")
                 self._migrate(conn)
+                self._wait_ms = wait_ms
                 return conn
             except sqlite3.OperationalError as exc:
                 conn.close()
@@ -379,7 +387,7 @@ class Store:
         self.moved_aside.append(target)
         self._say(f"dcp: the state database {self.path} is damaged ({why}); moved it to {target} and started a fresh one")
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self, wait_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
         """The open connection; opens on first use, moves a corrupt file aside, backs off when unavailable."""
         if self._conn is not None:
             return self._conn
@@ -389,19 +397,20 @@ class Store:
             raise StoreUnavailable(f"{self.path} is unavailable; retrying later")
         try:
             try:
-                self._conn = self._connect()
+                self._conn = self._connect(wait_ms)
             except sqlite3.DatabaseError as exc:
                 if not (is_corruption(exc) and self.path.is_file()):
                     raise
                 self._move_aside(exc)
-                self._conn = self._connect()
+                self._conn = self._connect(wait_ms)
         except StoreUnavailable as exc:
             self._unavailable = f"dcp: pruning state will not be saved: {self.path}: {exc}"
             self._say(self._unavailable)
             raise StoreUnavailable(self._unavailable) from exc
         except (sqlite3.Error, OSError) as exc:
             if is_busy(exc):
-                # Another process kept the file locked for seconds: try again on the next use.
+                # Another process kept the file locked for the whole wait: try again on the next use.
+                self.busy = True
                 self._say(f"dcp: the state database {self.path} is busy ({exc}); will retry")
                 raise StoreUnavailable(str(exc)) from exc
             self._retry_at = self._clock() + RETRY_SECONDS
@@ -442,15 +451,24 @@ class Store:
         with self._lock:
             self._close_quietly()
 
-    def _run(self, default: Any, work: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _run(self, default: Any, work: Callable[[sqlite3.Connection], Any], wait_ms: int = BUSY_TIMEOUT_MS) -> Any:
         with self._lock:
+            self.busy = False
             try:
-                conn = self._connection()
+                conn = self._connection(wait_ms)
+                if wait_ms != self._wait_ms:
+                    conn.execute(f"PRAGMA busy_timeout={wait_ms}")
+                    self._wait_ms = wait_ms
             except StoreUnavailable:
+                return default
+            except sqlite3.Error as exc:
+                self.busy = is_busy(exc)
+                self._recover(exc)
                 return default
             try:
                 return work(conn)
             except sqlite3.Error as exc:
+                self.busy = is_busy(exc)
                 if conn.in_transaction:
                     try:
                         conn.execute("ROLLBACK")
@@ -464,40 +482,16 @@ class Store:
                 return default
 
     # -- reading ----------------------------------------------------------------------------
-    def load_session(self, session_id: str) -> StoredSession:
-        """What the store knows of a session; empty when nothing (or when the store is unusable)."""
-
-        def work(conn: sqlite3.Connection) -> StoredSession:
-            found = StoredSession()
-            row = conn.execute(
-                "SELECT requests, tokens_saved_sent, snapshot FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                return found
-            found.requests, found.tokens_saved_sent = int(row[0]), int(row[1])
-            if row[2]:
-                try:
-                    snapshot = json.loads(row[2])
-                    found.snapshot = snapshot if isinstance(snapshot, dict) else None
-                except ValueError:
-                    found.snapshot = None
-            found.manual = dict(
-                conn.execute("SELECT call_id, reason FROM manual WHERE session_id = ?", (session_id,)).fetchall()
-            )
-            found.pruned = {
-                r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))
-            }
-            found.pinned = {
-                r[0] for r in conn.execute("SELECT call_id FROM pinned WHERE session_id = ?", (session_id,))
-            }
-            return found
-
-        found: StoredSession = self._run(StoredSession(), work)
+    def load_session(self, session_id: str, wait_ms: int = BUSY_TIMEOUT_MS) -> StoredSession:
+        """What the store knows of a session; empty when nothing, and not ``complete`` when the store is unusable."""
+        found: StoredSession = self._run(
+            StoredSession(complete=False), lambda conn: query_session(conn, session_id), wait_ms
+        )
         return found
 
-    def stats(self, session_id: str | None = None) -> Stats | None:
+    def stats(self, session_id: str | None = None, wait_ms: int = BUSY_TIMEOUT_MS) -> Stats | None:
         """Stats of one session, or of all sessions ever seen with None; None when the store is unusable."""
-        stats: Stats | None = self._run(None, lambda conn: query_stats(conn, session_id))
+        stats: Stats | None = self._run(None, lambda conn: query_stats(conn, session_id), wait_ms)
         return stats
 
     def reset_stats(self, now: float | None = None) -> bool:
@@ -522,7 +516,7 @@ class Store:
         return bool(self._run(False, work))
 
     # -- writing ----------------------------------------------------------------------------
-    def save(self, batches: Iterable[SessionBatch], now: float | None = None) -> bool:
+    def save(self, batches: Iterable[SessionBatch], now: float | None = None, wait_ms: int = BUSY_TIMEOUT_MS) -> bool:
         """Write several sessions' changes in one transaction; True when committed."""
         batches = [b for b in batches if not b.empty()]
         if not batches:
@@ -587,7 +581,7 @@ class Store:
             conn.execute("COMMIT")
             return True
 
-        return bool(self._run(False, work))
+        return bool(self._run(False, work, wait_ms))
 
 
 def _integers(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> tuple[int, int, int]:
@@ -629,6 +623,43 @@ def query_stats(conn: sqlite3.Connection, session_id: str | None = None) -> Stat
         ).fetchone()
         stats.cost_without, stats.cost_with, stats.rewritten = float(costs[0]), float(costs[1]), int(costs[2])
     return stats
+
+
+def query_session(conn: sqlite3.Connection, session_id: str) -> StoredSession:
+    """What a database holds for one session: sweeps, pruned and pinned calls, its latest snapshot."""
+    found = StoredSession()
+    row = conn.execute(
+        "SELECT requests, tokens_saved_sent, snapshot FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return found
+    found.requests, found.tokens_saved_sent = int(row[0]), int(row[1])
+    if row[2]:
+        try:
+            snapshot = json.loads(row[2])
+            found.snapshot = snapshot if isinstance(snapshot, dict) else None
+        except ValueError:
+            found.snapshot = None
+    found.manual = dict(conn.execute("SELECT call_id, reason FROM manual WHERE session_id = ?", (session_id,)).fetchall())
+    found.pruned = {r[0] for r in conn.execute("SELECT call_id FROM pruned WHERE session_id = ?", (session_id,))}
+    found.pinned = {r[0] for r in conn.execute("SELECT call_id FROM pinned WHERE session_id = ?", (session_id,))}
+    return found
+
+
+def read_session(path: str | os.PathLike[str], session_id: str) -> StoredSession:
+    """One session as a database file holds it, read without changing it; NotAStore when it cannot be."""
+    found: StoredSession = _read_only(path, lambda conn: query_session(conn, session_id))
+    return found
+
+
+def _read_only(path: str | os.PathLike[str], work: Callable[[sqlite3.Connection], Any]) -> Any:
+    conn = open_read_only(path)
+    try:
+        return work(conn)
+    except sqlite3.Error as exc:
+        raise NotAStore(f"{path}: cannot be read ({exc})") from None
+    finally:
+        conn.close()
 
 
 def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
@@ -673,13 +704,8 @@ def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
 
 def read_stats(path: str | os.PathLike[str], session_id: str | None = None) -> Stats:
     """Stats read from a database file without changing it; NotAStore when it cannot be."""
-    conn = open_read_only(path)
-    try:
-        return query_stats(conn, session_id)
-    except sqlite3.Error as exc:
-        raise NotAStore(f"{path}: cannot be read ({exc})") from None
-    finally:
-        conn.close()
+    stats: Stats = _read_only(path, lambda conn: query_stats(conn, session_id))
+    return stats
 
 
 _SHARED: dict[Path, Store] = {}

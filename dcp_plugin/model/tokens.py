@@ -1,4 +1,4 @@
-"""Token estimation for the host's {info, parts} messages: text chars/4, JSON chars/2, media fixed."""
+"""Token estimation for the host's {info, parts} messages: text chars/4, JSON chars/2, tool outputs chars/3.5."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from typing import Any, NamedTuple
 
 CHARS_PER_TOKEN_TEXT = 4
 CHARS_PER_TOKEN_JSON = 2
+# Tool outputs are mostly file contents, code and command output: on recorded OpenCode sessions
+# a large output cost 3.3-3.9 characters per reported token, so chars/2 counted them about twice.
+# 3.5 (as the exact fraction 2/7, to stay in integers) still errs on the early side.
+OUTPUT_TOKENS_PER_CHAR = (2, 7)
 DEFAULT_IMAGE_TOKENS = 1600
 
 # What OpenCode sends in place of a tool output it has compacted itself.
@@ -21,7 +25,7 @@ _INLINED_FILE_MIMES = ("text/plain", "application/x-directory")
 class ContentEstimate(NamedTuple):
     """Fixed-ratio token estimates of some content, kept apart by kind.
 
-    ``text`` (chars/4) and ``json`` (chars/2) come from characters and can be
+    ``text`` (chars/4) and ``json`` (tool inputs chars/2, outputs chars/3.5) come from characters and can be
     rescaled by calibration; ``media`` is the fixed per-image/document estimate and
     is never rescaled.
     """
@@ -81,6 +85,14 @@ def estimate_json_tokens(value: Any) -> int:
     return -(-json_chars(value) // CHARS_PER_TOKEN_JSON)
 
 
+def estimate_output_tokens(value: Any) -> int:
+    """Tokens of a tool's output or error: a string at chars/3.5, anything else as JSON (chars/2)."""
+    if not isinstance(value, str):
+        return estimate_json_tokens(value)
+    num, den = OUTPUT_TOKENS_PER_CHAR
+    return -(-len(value) * num // den)
+
+
 def _tool_output(state: Mapping[str, Any]) -> Any:
     status = state.get("status")
     if status == "completed":
@@ -96,7 +108,7 @@ def _tool_output(state: Mapping[str, Any]) -> Any:
 def _tool_split(state: Mapping[str, Any]) -> tuple[ContentEstimate, ContentEstimate]:
     model = ContentEstimate(json=estimate_json_tokens(state.get("input") or {}))
     output = _tool_output(state)
-    incoming = ContentEstimate(json=estimate_json_tokens(output)) if output != "" else ZERO
+    incoming = ContentEstimate(json=estimate_output_tokens(output)) if output != "" else ZERO
     return model, incoming
 
 
@@ -121,7 +133,7 @@ def _field_tokens(state: Mapping[str, Any], field: str) -> int:
     if field == "input":
         return estimate_json_tokens(state.get("input") or {})
     output = _tool_output(state)
-    return estimate_json_tokens(output) if output != "" else 0
+    return estimate_output_tokens(output) if output != "" else 0
 
 
 def _file_estimate(part: Mapping[str, Any], image_tokens: int) -> ContentEstimate:
@@ -231,6 +243,8 @@ def estimate_prompt_tokens(
 
 
 def _role(message: Mapping[str, Any]) -> str | None:
+    if not isinstance(message, Mapping):
+        return None  # a malformed entry in the list: skipped like every malformed field
     info = message.get("info")
     return info.get("role") if isinstance(info, Mapping) else None
 

@@ -7,6 +7,7 @@ from typing import overload
 
 from dcp_plugin.model.messages import Message, ToolState, call_id_of
 from dcp_plugin.pipeline.decisions import Decision
+from dcp_plugin.pipeline.freshness import still_fits
 
 
 class Desync(Exception):
@@ -64,6 +65,9 @@ class Patches(Sequence[Patch]):
 def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
+    A decision whose field the host changed since it was made (cleared, nulled, replaced) is left
+    out (:func:`~dcp_plugin.pipeline.freshness.still_fits`).
+
     ``since_token``: ``applied`` is what came after a client's patch token, added to the patches
     it keeps; a withdrawal (the output as stored, taking a list out) is then a patch to send, while
     a whole set simply leaves the output alone. Pure: nothing in ``messages`` changes (the bridge
@@ -88,6 +92,8 @@ def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_toke
             raise Desync(call_id)
         if part.get("callID") != call_id and call_id_of(part, message, record.message_index, record.part_index) != call_id:
             raise Desync(call_id)
+        if decision.withdraws is None and not still_fits(decision, state):
+            continue  # the host changed the field since: it goes out as the host sent it
         keep_decision(decision)
         keep_state(state)
     return Patches(decisions, states)

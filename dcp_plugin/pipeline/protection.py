@@ -18,6 +18,10 @@ from dcp_plugin.config.globs import compile_spec
 PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
 EDITS_KEY = "edits"
 PATCH_KEY = "patchText"
+# Where other hosts put a patch in the same grammar: the OpenAI Responses adapter maps Codex's
+# freeform apply_patch to `{"input": patch}`, OpenAI Chat tools name it `input` or `patch`. Codex's
+# parser trims each line, so a header indented there counts (it can only protect more).
+LOOSE_PATCH_KEYS: tuple[str, ...] = ("input", "patch")
 # OpenCode's apply_patch parser (packages/opencode/src/patch) splits the patch on "\n" and
 # takes a header line that starts with one of these, exactly, then trims what follows the
 # colon (JavaScript's String.trim); an empty path makes the line no header. `Move to` counts
@@ -38,6 +42,9 @@ VERDICT_CACHE_SIZE = 2048
 CASE_INSENSITIVE = sys.platform in ("win32", "cygwin", "darwin")
 
 _SLASHES = re.compile(r"/{2,}")
+# Windows' extended-length and device prefixes (`\\?\C:\x`, `\\.\C:\x`, `\\?\UNC\server\share`),
+# read with backslashes already turned into slashes: they name the same file as `C:\x`.
+_EXTENDED = re.compile(r"^//[?.]/(UNC/)?", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
@@ -49,6 +56,10 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     patch = tool_input.get(PATCH_KEY)
     if isinstance(patch, str):
         found.extend(patch_paths(patch))
+    for key in LOOSE_PATCH_KEYS:
+        loose = tool_input.get(key)
+        if isinstance(loose, str) and "*** " in loose:
+            found.extend(patch_paths(loose, trimmed=True))
     edits = tool_input.get(EDITS_KEY)
     if isinstance(edits, list):
         for edit in edits:
@@ -57,10 +68,11 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def patch_paths(patch: str) -> list[str]:
-    """The paths of every apply_patch header line, read as OpenCode's parser reads them."""
+def patch_paths(patch: str, *, trimmed: bool = False) -> list[str]:
+    """The paths of every apply_patch header line, read as OpenCode's parser reads them (``trimmed``: as Codex's)."""
     found = []
-    for line in patch.split("\n"):
+    for raw in patch.split("\n"):
+        line = raw.lstrip(JS_WHITESPACE) if trimmed else raw
         if not line.startswith("*** "):
             continue
         for header in PATCH_HEADERS:
@@ -75,12 +87,17 @@ def patch_paths(patch: str) -> list[str]:
 def clean_path(path: str) -> str:
     """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given.
 
-    Backslashes become slashes and a drive letter is upper-cased (`c:\\x` -> `C:/x`).
+    Backslashes become slashes, a drive letter is upper-cased (`c:\\x` -> `C:/x`), and Windows'
+    extended-length prefix goes (`\\\\?\\C:\\x` -> `C:/x`).
     """
-    path = _SLASHES.sub("/", path.replace("\\", "/"))
+    path = _SLASHES.sub("/", _EXTENDED.sub(_unextend, path.replace("\\", "/")))
     if _DRIVE.match(path):
         path = path[0].upper() + path[1:]
     return posixpath.normpath(path) if path else path
+
+
+def _unextend(match: re.Match[str]) -> str:
+    return "//" if match.group(1) else ""
 
 
 def is_absolute(path: str) -> bool:

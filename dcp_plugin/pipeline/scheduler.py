@@ -10,9 +10,12 @@ between the two. At every request of the implied request history (see
   pricing's TTL, the model or provider changed, or this is the first request);
 - the deepest batch of pending decisions that pays back within the requests the session is
   expected to make while the cache stays warm, and whose immediate extra cost is covered by
-  what pruning has already saved in this session (the "bank"): the plugin never spends money
-  it has not saved, so a session never costs more than it would without the plugin, whenever
-  it ends;
+  what pruning has already saved in this session (the "bank") plus the ``overdraft``: a share
+  of what the session has cost so far without the plugin that a rewrite may spend ahead of
+  the savings. So a session never costs more than that share above what it would cost without
+  the plugin, whenever it ends; with no overdraft, never more at all, and a warm session that
+  has saved nothing yet (an autonomous run, no pause past the cache's lifetime) never prunes
+  what it has already sent;
 - at the auto-compact tier of the budget ladder, any batch the bank covers (pruning is
   cheaper than the compaction the host would otherwise run);
 - a user's ``/dcp sweep`` at once (see :meth:`Scheduler.force`).
@@ -97,8 +100,9 @@ def _more_saved(decision: Decision) -> int:
 class Scheduler:
     """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, overdraft: float = 0.0) -> None:
         self.enabled = enabled
+        self.overdraft = overdraft  # share of the no-plugin cost so far a rewrite may run ahead of the bank
         self.overhead = 0  # prompt tokens outside the messages (system prompt, tool definitions)
         self.saved = 0  # tokens the applied decisions in force remove from each request
         self.bank = 0.0  # net saving so far: what a rewrite may spend
@@ -205,12 +209,13 @@ class Scheduler:
         base = r * previous.saved + w * tail_tokens
         horizon = max(1, self.run)
         already = previous.sent_with - self._sent.prefix(free_from) if free_from < previous.count else 0
+        funds = self.bank + base + self.overdraft * self.totals.cost_without
         best: tuple[float, int] | None = None
         for start in self._candidates(free_from):
             removed = self._waiting.range(start, free_from)
             span = previous.sent_with - self._sent.prefix(start)
             extra = (w - r) * (span - already) - w * removed
-            if extra > self.bank + base:
+            if extra > funds:
                 continue
             if not auto_tier and extra > horizon * r * removed:
                 continue

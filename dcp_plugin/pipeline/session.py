@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 
 from dcp_plugin.budget.limits import resolve_context_limit
+from dcp_plugin.budget.meter import ContextMeter
+from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
@@ -100,6 +102,8 @@ class SessionState:
         # The host's list while update, sweep or judge_call works on it (calls are looked up in it);
         # let go after, so an idle session never keeps a request's list alive.
         self.messages: Sequence[Message] = ()
+        # The context meter outlives epochs: what its calibration learned stays after a start-over.
+        self.meter = ContextMeter()
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -108,10 +112,11 @@ class SessionState:
         config = self.config
         self.epoch = next(_EPOCHS)
         self.ledger = Ledger()
-        self.scheduler = Scheduler(enabled=config.cache.scheduler)
+        self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
         self.strategies = build_strategies(config)
         self.tools = ModelTools(config, self.tools_offered)
-        self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate)
+        self.meter.reset()
+        self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate, self.meter)
         self.arbiter = Arbiter(
             self.ledger, self.scheduler, self.timeline, self.tools, config.turn_protection, self.pinned, self._state_of
         )
@@ -209,7 +214,8 @@ class SessionState:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         timeline, scheduler = self.timeline, self.scheduler
         model = request_model(timeline.model, self.host_model)
-        tokens = scheduler.sent_prefix(count) + scheduler.overhead
+        image_tokens = self.config.context_budget.image_token_estimate
+        tokens = self.meter.at(self.messages, scheduler.sent_prefix, model, image_tokens, count).estimated_input_tokens
         ladder = ladder_of(model.model_id, model.context_limit)
         due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
@@ -225,6 +231,12 @@ class SessionState:
         )
         for decision in scheduler.at(point, timeline.schedule(count)):
             self.arbiter.mark_applied(decision)
+        self.meter.sent(count, scheduler.sent_prefix)
+
+    def context_now(self, messages: Sequence[Message], model: ModelRef | None) -> ContextSnapshot:
+        """How full the context is with ``messages`` (as stored) and the placeholders in force now."""
+        image_tokens = self.config.context_budget.image_token_estimate
+        return self.meter.at(messages, self.scheduler.sent_prefix, model, image_tokens)
 
     def _sync(self, end: int, changed_from: int | None, *, point: bool) -> None:
         """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
 from dcp_plugin.model.refs import ModelRef, model_ref
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
@@ -22,8 +23,9 @@ class Timeline:
     One per epoch: a start-over builds a new one.
     """
 
-    def __init__(self, scheduler: Scheduler, image_tokens: int) -> None:
+    def __init__(self, scheduler: Scheduler, image_tokens: int, meter: ContextMeter) -> None:
         self.scheduler = scheduler  # told each message's tokens as it is read
+        self.meter = meter  # told them too: the context now reads the history as stored
         self.image_tokens = image_tokens
         self.read = 0  # messages read for request points, times and models
         self.time_ms = 0  # newest timestamp among them
@@ -58,7 +60,9 @@ class Timeline:
                 usage = reported_usage(message)
                 if usage is not None:
                     scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
-            scheduler.add_message(estimate_message_tokens(message, self.image_tokens))
+            stored = estimate_message_tokens(message, self.image_tokens)
+            scheduler.add_message(stored)
+            self.meter.add_message(stored)
         self.time_ms = max(self.time_ms, message_time(message))
         ref = model_ref(info_of(message))
         if ref is not None and ref.model_id is not None:

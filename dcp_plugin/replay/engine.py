@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
 from dcp_plugin.replay.pricing import (
     CacheAccountant,
     PatchKey,
@@ -64,6 +65,7 @@ class ReplayReport:
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
     costs: ReplayTotals = field(default_factory=ReplayTotals)
+    anchors: AnchorTotals = field(default_factory=AnchorTotals)
 
     @property
     def total_without(self) -> int:
@@ -116,8 +118,51 @@ class ReplayReport:
             "tokens_saved": saved,
             "tokens_saved_percent": round(100 * saved / self.total_without, 2) if self.total_without else 0.0,
             "cost": self.cost_dict(),
+            "anchors": self.anchors.to_dict(details=True),
             "timing": self.timing(),
             "per_request": [asdict(r) for r in self.requests],
+        }
+
+
+@dataclass
+class SessionsTotal:
+    """Several replays added up: tokens, prompt-cache cost, prefix breaks and edit anchors."""
+
+    sessions: int = 0
+    tokens_without: int = 0
+    tokens_with: int = 0
+    costs: ReplayTotals = field(default_factory=ReplayTotals)
+    anchors: AnchorTotals = field(default_factory=AnchorTotals)
+
+    @classmethod
+    def of(cls, reports: Sequence[ReplayReport]) -> SessionsTotal:
+        total = cls()
+        for report in reports:
+            total.sessions += 1
+            total.tokens_without += report.total_without
+            total.tokens_with += report.total_with
+            total.costs.merge(report.costs)
+            total.anchors.add(report.anchors)
+        return total
+
+    @property
+    def tokens_saved_percent(self) -> float:
+        saved = self.tokens_without - self.tokens_with
+        return 100 * saved / self.tokens_without if self.tokens_without else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        costs = self.costs
+        return {
+            "sessions": self.sessions,
+            "requests": costs.requests,
+            "tokens_sent_without_plugin": self.tokens_without,
+            "tokens_sent_with_plugin": self.tokens_with,
+            "tokens_saved_percent": round(self.tokens_saved_percent, 2),
+            "cost_without_plugin": round(costs.cost_without, 1),
+            "cost_with_plugin": round(costs.cost_with, 1),
+            "net_saved_percent": round(costs.net_percent or 0.0, 2),
+            "prefix_breaks_by_plugin": costs.prefix_breaks,
+            "anchors": self.anchors.to_dict(),
         }
 
 
@@ -147,13 +192,44 @@ def undo_patches(original: Sequence[dict[str, Any]], patches: Patches, offset: i
         target[decision.field] = source[decision.field]
 
 
-def request_points(messages: list[dict[str, Any]]) -> list[int]:
+def request_points(messages: Sequence[Any]) -> list[int]:
     """Where the recorded requests were made: before each assistant message (it answered everything
     before it), and at the end when the session ends with a request no message answered yet."""
     points = [i for i, m in enumerate(messages) if i > 0 and info_of(m).get("role") == "assistant"]
     if messages and info_of(messages[-1]).get("role") != "assistant" and len(messages) > 1:
         points.append(len(messages))
     return points
+
+
+@dataclass(frozen=True, slots=True)
+class ImpliedRequest:
+    """One request a recorded session implies: which messages it sent, when, and to which model."""
+
+    number: int  # 1-based
+    begin: int  # first message sent (after an OpenCode compaction, the history from it on)
+    end: int  # messages[begin:end] were sent; messages[end], when there, is the answer
+    time_ms: int  # the newest timestamp among the messages up to ``end``
+    model: ModelRef | None  # the newest model they name
+
+
+def implied_requests(messages: Sequence[Any]) -> Iterator[ImpliedRequest]:
+    """The requests of a recorded session, in order (see :func:`request_points`)."""
+    starts = compaction_starts(messages)
+    time_ms = 0
+    model: ModelRef | None = None
+    scanned = 0
+    for number, end in enumerate(request_points(messages), 1):
+        for message in messages[scanned:end]:
+            time_ms = max(time_ms, message_time(message))
+            ref = model_ref(info_of(message))
+            model = ref if ref is not None and ref.model_id is not None else model
+        scanned = end
+        yield ImpliedRequest(number, starts[end], end, time_ms, model)
+
+
+def model_key(model: ModelRef | None) -> tuple[str | None, str | None]:
+    """What tells two requests' models apart for the cache."""
+    return (model.provider_id, model.model_id) if model is not None else (None, None)
 
 
 def with_pricing(config: DcpConfig, pricing: str | None) -> DcpConfig:
@@ -207,8 +283,7 @@ def replay(
     message_tokens = [estimate_message_tokens(m) for m in messages]
     overhead = prompt_overhead(messages)
     accountant = CacheAccountant(message_tokens, overhead)
-    starts = compaction_starts(messages)
-    points = request_points(messages)
+    anchors = AnchorIndex(messages)
     report = ReplayReport(
         session=session,
         messages=len(messages),
@@ -217,48 +292,43 @@ def replay(
         scheduler=effective.cache.scheduler,
         overhead=overhead,
         costs=accountant.totals,
+        anchors=anchors.totals,
     )
     hook = pm.hook.chat_messages_transform
-    time_ms = 0
-    model: ModelRef | None = None
-    scanned = 0
-    for n, end in enumerate(points, 1):
-        for message in messages[scanned:end]:
-            time_ms = max(time_ms, message_time(message))
-            ref = model_ref(info_of(message))
-            model = ref if ref is not None and ref.model_id is not None else model
-        scanned = end
-        begin = starts[end]
+    requests = list(implied_requests(messages))
+    for request in requests:
+        begin, end = request.begin, request.end
         outgoing = working[begin:end]
         clock = time.perf_counter()
         hook(input={"sessionID": session}, output={"messages": outgoing})
         elapsed = (time.perf_counter() - clock) * 1000
         sent = runtime.last_outgoing(session)
         patches: dict[PatchKey, tuple[Any, int]] = {}
+        owners: dict[PatchKey, str] = {}
         if sent is not None:
             for decision, _ in sent.patches:
                 record = decision.record
-                patches[(begin + record.message_index, record.part_index, decision.field)] = (
-                    decision.value,
-                    decision.tokens_saved,
-                )
+                key = (begin + record.message_index, record.part_index, decision.field)
+                patches[key] = (decision.value, decision.tokens_saved)
+                owners[key] = decision.strategy
         saved = sent.saved_tokens if sent is not None else 0
         without = accountant.tokens(begin, end)
         cost = accountant.add(
             SentRequest(
                 begin,
                 end,
-                time_ms,
-                (model.provider_id, model.model_id) if model is not None else (None, None),
-                pricing_for(model, effective.cache),
+                request.time_ms,
+                model_key(request.model),
+                pricing_for(request.model, effective.cache),
                 without,
                 saved,
                 patches,
             )
         )
+        anchors.check(begin, end, patches, owners)
         report.requests.append(
             RequestRow(
-                n,
+                request.number,
                 end,
                 without,
                 without - saved,
@@ -276,7 +346,7 @@ def replay(
         if sent is not None:
             undo_patches(messages, sent.patches, begin)
         if progress:
-            progress(n, len(points))
+            progress(request.number, len(requests))
     view = runtime.view(session)
     totals = view.saved_by_strategy if view is not None else {}
     for name in ALL_REASONS:

@@ -109,6 +109,20 @@ class ReplayTotals(CostTotals):
         self.tokens_saved_sent += cost.prompt_without - cost.prompt_with
         self.per_request.append(cost)
 
+    def merge(self, other: ReplayTotals) -> None:
+        """Add another replay's sums (its per-request costs stay with it)."""
+        self.requests += other.requests
+        self.cold += other.cold
+        self.cost_without += other.cost_without
+        self.cost_with += other.cost_with
+        self.cached_without += other.cached_without
+        self.cached_with += other.cached_with
+        self.written_without += other.written_without
+        self.written_with += other.written_with
+        self.prefix_breaks += other.prefix_breaks
+        self.rewritten += other.rewritten
+        self.tokens_saved_sent += other.tokens_saved_sent
+
 
 class CacheAccountant:
     """Prices a sequence of sent requests: keeps the previous one to find the shared prefix."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -50,9 +51,21 @@ def step_for(script: list[Step], body: dict[str, Any]) -> Step:
     return script[index] if index < len(script) else Text("Done.")
 
 
-def _usage(body: dict[str, Any]) -> dict[str, int]:
-    # A rough but deterministic prompt size, so token-aware code sees numbers that grow with the history.
-    prompt = len(json.dumps(body.get("messages", []))) // 4
+def messages_prompt_tokens(body: dict[str, Any]) -> int:
+    """A rough but deterministic prompt size, so token-aware code sees numbers that grow with the history."""
+    return len(json.dumps(body.get("messages", []))) // 4
+
+
+def whole_prompt_tokens(body: dict[str, Any]) -> int:
+    """Like a real provider, the tool definitions count too: everything the model reads, as JSON, chars/4."""
+    return len(json.dumps({"messages": body.get("messages", []), "tools": body.get("tools", [])})) // 4
+
+
+PromptTokens = Callable[[dict[str, Any]], int]
+
+
+def _usage(body: dict[str, Any], prompt_tokens: PromptTokens = messages_prompt_tokens) -> dict[str, int]:
+    prompt = prompt_tokens(body)
     return {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
 
 
@@ -72,7 +85,9 @@ def completion_message(step: Step, body: dict[str, Any]) -> tuple[dict[str, Any]
     return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
 
 
-def stream_chunks(step: Step, body: dict[str, Any], model: str) -> list[dict[str, Any]]:
+def stream_chunks(
+    step: Step, body: dict[str, Any], model: str, prompt_tokens: PromptTokens = messages_prompt_tokens
+) -> list[dict[str, Any]]:
     """The chat.completion.chunk objects of a streaming reply (without the final [DONE])."""
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
@@ -92,7 +107,7 @@ def stream_chunks(step: Step, body: dict[str, Any], model: str) -> list[dict[str
         chunks = [chunk({"role": "assistant", "content": None, "tool_calls": [call]}, None)]
         finish = "tool_calls"
     last = chunk({}, finish)
-    last["usage"] = _usage(body)
+    last["usage"] = _usage(body, prompt_tokens)
     return [*chunks, last]
 
 
@@ -102,6 +117,7 @@ class FakeProvider:
 
     script: list[Step]
     log_path: Path | None = None
+    prompt_tokens: PromptTokens = messages_prompt_tokens
     requests: list[dict[str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -171,7 +187,7 @@ class FakeProvider:
                     self.send_header("Cache-Control", "no-cache")
                     self.send_header("Connection", "close")
                     self.end_headers()
-                    for chunk in stream_chunks(step, body, model):
+                    for chunk in stream_chunks(step, body, model, provider.prompt_tokens):
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
@@ -186,7 +202,7 @@ class FakeProvider:
                         "created": int(time.time()),
                         "model": model,
                         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                        "usage": _usage(body),
+                        "usage": _usage(body, provider.prompt_tokens),
                     },
                 )
 

@@ -41,7 +41,7 @@ test("a bridge that cannot start shows one toast per process, at the first reque
   const [toast, ...more] = unavailableToasts(client);
   assert.equal(more.length, 0);
   assert.match(toast.message, /No module named 'dcp_plugin'/);
-  assert.match(toast.message, /dcp opencode install --python/);
+  assert.match(toast.message, /comes from the plugin's `command` option/);
   assert.equal(toast.variant, "error");
 });
 
@@ -55,6 +55,27 @@ test("a missing interpreter is reported with the reason", async (t) => {
     return unavailableToasts(client).length === 1;
   });
   assert.match(unavailableToasts(client)[0].message, /ENOENT/);
+});
+
+test("a bridge that cannot start because of DCP_PYTHON says so, not to reinstall", async (t) => {
+  const client = fakeClient();
+  const before = process.env.DCP_PYTHON;
+  process.env.DCP_PYTHON = path.join(tmpDir(t), "no-such-python");
+  let plugin;
+  try {
+    plugin = await makePlugin(t, { client, options: { command: undefined } });
+  } finally {
+    if (before === undefined) delete process.env.DCP_PYTHON;
+    else process.env.DCP_PYTHON = before;
+  }
+  resetUnavailableToast(plugin);
+  await waitFor(async () => {
+    await transform(plugin.hooks, conversation(1));
+    return unavailableToasts(client).length === 1;
+  });
+  const { message } = unavailableToasts(client)[0];
+  assert.match(message, /comes from DCP_PYTHON/);
+  assert.doesNotMatch(message, /Reinstall/);
 });
 
 test("a bridge that crashes after it started shows no unavailable toast", async (t) => {

@@ -148,6 +148,19 @@ test("a /dcp command in a session the real bridge has not seen sends the stored 
   assert.doesNotMatch(client.calls.prompts[0].body.parts[0].text, /unavailable|failed/);
 });
 
+test("a /dcp command reads the session as stored now: the answer to the last request and its usage", { skip }, async (t) => {
+  const { hooks, client, sent } = await realPlugin(t);
+  const history = [user("read a"), read("/p/a.txt")];
+  await transform(hooks, structuredClone(history));
+  const answer = { info: { id: newId("msg"), sessionID: SID, role: "assistant", tokens: { input: 4321, output: 7, reasoning: 0, cache: { read: 0, write: 0 } } }, parts: [] };
+  answer.parts.push({ id: newId("prt"), sessionID: SID, messageID: answer.info.id, type: "text", text: "done" });
+  client.session.messages = async () => ({ data: structuredClone([...history, answer]) });
+  await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "context" }, { parts: [] }));
+  const command = sent.find((b) => b.op === "command");
+  assert.deepEqual([command.reset, command.base, command.messages.map((m) => m.info.id)], [false, 2, [answer.info.id]]);
+  assert.match(client.calls.prompts[0].body.parts[0].text, /provider's count for the last request \(4,321\)/);
+});
+
 test("the real bridge offers the tools, and a discard the model calls prunes at the next request", { skip }, async (t) => {
   const { hooks, client } = await realPlugin(t);
   assert.deepEqual(Object.keys(hooks.tool), ["discard", "extract", "restore"]);

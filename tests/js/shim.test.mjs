@@ -278,14 +278,24 @@ test("a /dcp command after a transform sends no messages", async (t) => {
   assert.equal(cmd.arguments, "");
 });
 
+test("a /dcp command sends what was stored since the last request (its answer), as a delta", async (t) => {
+  const { hooks, client, requests } = await makePlugin(t, { stored: conversation(3) });
+  await transform(hooks, conversation(2));
+  await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "stats" }, { parts: [] }));
+  const commands = requests().filter((r) => r.op === "command");
+  assert.deepEqual(commands.map((r) => [r.reset, r.base, r.messages.length]), [[false, 3, 1]]);
+  assert.equal(client.calls.fetched, 1);
+  assert.equal(client.calls.prompts[0].body.parts[0].text, "stub stats (4 messages)");
+});
+
 test("a /dcp command whose session the bridge dropped resends the session in full", async (t) => {
-  const { hooks, client, requests } = await makePlugin(t, { env: { STUB_FORGET_ON_COMMAND: "1" }, stored: conversation(3) });
+  // Nothing stored to read (the host's messages call failed): the command goes without messages.
+  const { hooks, client, requests } = await makePlugin(t, { env: { STUB_FORGET_ON_COMMAND: "1" }, stored: [] });
   await transform(hooks, conversation(2));
   await assert.rejects(hooks["command.execute.before"]({ command: "dcp", sessionID: SID, arguments: "stats" }, { parts: [] }));
   const commands = requests().filter((r) => r.op === "command");
   assert.deepEqual(commands.map((r) => [("messages" in r), r.reset ?? null]), [[false, null], [true, true]]);
-  assert.equal(client.calls.fetched, 1);
-  assert.equal(client.calls.prompts[0].body.parts[0].text, "stub stats (4 messages)");
+  assert.equal(client.calls.fetched, 2);
 });
 
 // Runs a handled `/dcp context` (the shim throws to stop OpenCode) and returns what the stub got.

@@ -83,10 +83,19 @@ export class SessionChannel {
   // Sends `op` for a session through the child: without its messages when the child holds the
   // session, else (not synced by a transform yet, e.g. the first thing in a resumed session, or
   // dropped by the child while idle) with the stored messages in full. `modelFor(fallback)` is
-  // the model to send along.
-  async sendForSession(op, sessionID, extra, modelFor) {
+  // the model to send along. `fresh`: read the session as stored now even when the child holds it
+  // (a command reports on the session: what the child holds stops at the last request, without its
+  // answer and usage).
+  async sendForSession(op, sessionID, extra, modelFor, fresh = false) {
     const { bridge, sync } = this;
     const known = sync.held(sessionID, bridge.generation);
+    if (known && fresh) {
+      const stored = await fetchSessionMessages(this.client, sessionID).catch(() => []);
+      if (stored.length > 0) {
+        const full = { ...extra, model: await modelFor(known.model) };
+        return (await this.syncAndSend(op, sessionID, stored, full, this.commandTimeoutMs)).reply;
+      }
+    }
     if (known) {
       if (!bridge.ensureStarted()) throw new BridgeError("down", "bridge is down (waiting to restart)");
       try {

@@ -6,6 +6,8 @@ import { withConfiguredLimit } from "./opencode.mjs";
 export const COMMAND_NAME = "dcp";
 // Thrown from command.execute.before: OpenCode 1.18 has no "handled" flag, so throwing is the
 // only way to keep a handled command from being sent to the model (see tests/e2e/FINDINGS.md).
+// This process is `opencode run --command ...`, whose output is a terminal's or a pipe's, not a screen's.
+const RUN_COMMAND_LINE = process.argv[2] === "run" && process.argv.includes("--command");
 const HANDLED_MESSAGE = "dcp: /dcp was answered by the dcp plugin (not an error; this stops OpenCode from sending it to the model)";
 
 // Registers /dcp in OpenCode's `config` unless the user defined their own command with that name.
@@ -33,8 +35,12 @@ export class DcpCommand {
 
   // Answers a /dcp command through the child, with the session's model and its configured limit.
   run(sessionID, args) {
-    return this.channel.sendForSession("command", sessionID, { command: COMMAND_NAME, arguments: args }, (fallback) =>
-      withConfiguredLimit(this.client, this.models.get(sessionID) || fallback),
+    return this.channel.sendForSession(
+      "command",
+      sessionID,
+      { command: COMMAND_NAME, arguments: args },
+      (fallback) => withConfiguredLimit(this.client, this.models.get(sessionID) || fallback),
+      true,
     );
   }
 
@@ -64,6 +70,9 @@ export class DcpCommand {
     } catch (err) {
       this.log("warn", `could not show the /dcp reply: ${err?.message ?? err}`);
     }
+    // `opencode run --command dcp ...` shows nothing of a handled command but OpenCode's own
+    // "Unexpected server error": print the reply on stderr there (never in the terminal UI).
+    if (RUN_COMMAND_LINE) process.stderr.write(`${text}\n`);
     throw new Error(HANDLED_MESSAGE);
   }
 }

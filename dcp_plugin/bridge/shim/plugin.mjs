@@ -5,7 +5,7 @@
 import { DcpCommand, COMMAND_NAME, registerCommand } from "./commands.mjs";
 import { PluginCopy, sharedRegistry } from "./copies.mjs";
 import { modelOf, sessionOf } from "./messages.mjs";
-import { StartFailureNotice } from "./notices.mjs";
+import { StartFailureNotice, crashNotice } from "./notices.mjs";
 import { makeLogger, makeToast } from "./opencode.mjs";
 import { BridgeProcess } from "./process.mjs";
 import { SessionChannel } from "./channel.mjs";
@@ -51,7 +51,8 @@ export async function startPlugin(ctx, options, installedPython) {
   };
 
   const context = { directory: ctx?.directory, worktree: ctx?.worktree, projectID: ctx?.project?.id };
-  const bridge = new BridgeProcess(settings, context, log, onEvent, (failure) => notice.failed(failure));
+  const onCrash = crashNotice(registry, log, toast);
+  const bridge = new BridgeProcess(settings, context, log, onEvent, (failure) => notice.failed(failure), onCrash);
   const copy = new PluginCopy(registry, String(ctx?.directory ?? ""), log, toast, () => bridge.ensureStarted());
   if (copy.isActive()) bridge.ensureStarted();
 

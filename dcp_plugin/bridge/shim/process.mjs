@@ -27,12 +27,13 @@ export class BridgeError extends Error {
 
 // One long-lived child process speaking the protocol, restarted with backoff when it dies.
 export class BridgeProcess {
-  constructor(settings, context, log, onEvent, onStartFailure) {
+  constructor(settings, context, log, onEvent, onStartFailure, onCrash) {
     this.settings = settings;
     this.context = context;
     this.log = log;
     this.onEvent = onEvent;
     this.onStartFailure = onStartFailure; // ({command, reason}) when a child dies before its first reply
+    this.onCrash = onCrash; // ({reason}) when a started child dies while requests wait for it
     this.child = null;
     this.ready = false; // the current child has answered a request: it did start
     this.generation = 0; // bumps on each spawn: session state from an older child is void
@@ -104,17 +105,21 @@ export class BridgeProcess {
     child.on("error", (err) => {
       if (!current()) return;
       const started = this.ready;
+      const midRequest = started && this.pending.size > 0;
       this.markDead(`bridge process error: ${err?.message ?? err}`);
       if (!started) this.startFailed(`could not run ${cmd} (${err?.code ?? err?.message ?? err})`, stderr);
+      if (midRequest) this.crashed(`bridge process error: ${err?.message ?? err}`, stderr);
     });
     // "close" comes once stderr is drained, so the reason can quote it; "exit" is the fallback
     // for a child whose pipes stay open (a grandchild holding them).
     const ended = (code, signal) => {
       if (!current()) return;
       const started = this.ready;
+      const midRequest = started && this.pending.size > 0;
       const tail = stderr.length ? `; last stderr: ${stderr.join(" | ")}` : "";
       this.markDead(`bridge exited (code ${code}, signal ${signal})${tail}`);
       if (!started) this.startFailed(`it exited with ${code !== null ? `code ${code}` : `signal ${signal}`} before answering`, stderr);
+      if (midRequest) this.crashed(`it exited with ${code !== null ? `code ${code}` : `signal ${signal}`}`, stderr);
     };
     child.on("close", ended);
     child.on("exit", (code, signal) => {
@@ -229,7 +234,21 @@ export class BridgeProcess {
   startFailed(what, stderr) {
     const last = stderr.length ? stderr[stderr.length - 1].trim() : "";
     try {
-      this.onStartFailure?.({ command: this.settings.command.join(" "), reason: last ? `${what}: ${last}` : what });
+      this.onStartFailure?.({
+        command: this.settings.command.join(" "),
+        source: this.settings.source,
+        reason: last ? `${what}: ${last}` : what,
+      });
+    } catch {
+      // reporting must never break the host
+    }
+  }
+
+  // Reports a started child that died while requests waited for it (they went out unpruned).
+  crashed(what, stderr) {
+    const last = stderr.length ? stderr[stderr.length - 1].trim() : "";
+    try {
+      this.onCrash?.({ reason: last ? `${what}: ${last}` : what });
     } catch {
       // reporting must never break the host
     }

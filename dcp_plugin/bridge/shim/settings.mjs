@@ -30,8 +30,14 @@ export function resolveSettings(options, env, installedPython) {
     }
   }
   const python = opts.python || env.DCP_PYTHON || installedPython;
+  // Where the command came from: what the user must change when it cannot start.
+  let source = "installed";
+  if (command) source = Array.isArray(opts.command) ? "option command" : "DCP_BRIDGE_COMMAND";
+  else if (opts.python) source = "option python";
+  else if (env.DCP_PYTHON) source = "DCP_PYTHON";
   return {
     command: command || [python, "-m", "dcp_plugin.bridge"],
+    source,
     timeoutMs: opts.timeoutMs || envNumber(env, "DCP_BRIDGE_TIMEOUT_MS") || 5000,
     commandTimeoutMs: opts.commandTimeoutMs || 15000,
     startupTimeoutMs: opts.startupTimeoutMs || 15000,

@@ -1,4 +1,4 @@
-"""The loop guard: a cooldown after each prune by the model, and a pause after repeated refusals.
+"""The loop guard: a cooldown after each prune by the model, a pause after repeated refusals, one restore per turn.
 
 A model that starts managing its context can get stuck doing only that (one such loop made
 20+ prunes in a row). The guard reads nothing but the history: the step (assistant message)
@@ -8,7 +8,8 @@ arrives at the same state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from dcp_plugin.config.model import ToolsConfig
 
@@ -21,6 +22,9 @@ class LoopGuard:
     failures: int = 0
     failures_turn: int = 0  # the user turn the refusals were counted in: a new turn starts over
     paused_turn: int | None = None  # refusals reached the limit in this turn: paused until the next
+    # call id -> the user turn it was last restored in: each restore adds the whole output to the
+    # context again, so a model looping on restore (30 of one id were accepted) gets it once per turn.
+    restored: dict[str, int] = field(default_factory=dict)
 
     def cooldown_left(self, config: ToolsConfig, step: int) -> int:
         """How many more steps discard and extract wait at ``step`` (0: they may prune)."""
@@ -34,8 +38,16 @@ class LoopGuard:
         """Whether discard and extract refuse (and no list is shown) at this user turn."""
         return self.paused_turn is not None and self.paused_turn == turn
 
-    def record(self, config: ToolsConfig, accepted: bool, pruned: bool, step: int, turn: int) -> None:
-        """Take in one judged call, in conversation order."""
+    def restored_this_turn(self, call_id: str, turn: int) -> bool:
+        """Whether the output of ``call_id`` was already restored in this user turn."""
+        return self.restored.get(call_id) == turn
+
+    def record(
+        self, config: ToolsConfig, accepted: bool, pruned: bool, step: int, turn: int, restored: Sequence[str] = ()
+    ) -> None:
+        """Take in one judged call, in conversation order (``restored``: the call ids it restored)."""
+        for call_id in restored:
+            self.restored[call_id] = turn
         if turn != self.failures_turn:
             self.failures_turn = turn
             self.failures = 0

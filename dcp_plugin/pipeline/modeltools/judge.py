@@ -17,7 +17,7 @@ import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.model.messages import Message, ToolState
-from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, Edit, ReplaceOutput, decide
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.labels import call_label
@@ -57,6 +57,7 @@ class Verdict:
     prunes: tuple[tuple[CallRecord, Edit], ...] = ()
     outputs: int = 0  # outputs pruned or restored
     tokens: int = 0  # tokens the prunes remove from every request, or the restore brings back
+    restored: tuple[str, ...] = ()  # the call ids whose outputs an accepted restore brought back
 
     @property
     def pruned(self) -> bool:
@@ -162,7 +163,7 @@ def _edits(call: Call, arguments: dict[str, Any], ids: list[str]) -> list[tuple[
     for ident, text in zip(ids, distillation, strict=False):
         if not isinstance(text, str) or not text.strip():
             return f"the distillation for {ident} is empty: write the facts to keep, or use discard"
-        edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{text.strip()}")))
+        edits.append((ident, ReplaceOutput(f"{SUMMARY_HEADER}\n{texts.quoted_markers(text.strip())}")))
     return edits
 
 
@@ -264,8 +265,12 @@ def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
     sections: list[tuple[str, str]] = []
     problems: list[str] = list(unknown)
     restored_tokens = 0
+    restored: list[str] = []
     for target in targets:
         ident, record, state, label = target.ident, target.record, target.state, target.label
+        if scope.guard.restored_this_turn(record.call_id, call.turn):
+            problems.append(f"{ident} ({label}): already restored in this user turn; its content is in that result")
+            continue
         decisions = restorable(record)
         if not decisions:
             waiting = record.output_decision is not None or record.input_decision is not None
@@ -277,14 +282,17 @@ def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
                 problems.append(f"{ident} ({label}): the host sent the pruned copy, so the original is not at hand")
                 continue
             body = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1)
-            restored_tokens += estimate_json_tokens(body)
+            restored_tokens += estimate_output_tokens(body)
             sections.append((f"{ident} {label} ({decision.field}, pruned by {decision.strategy})", body))
+            if record.call_id not in restored:
+                restored.append(record.call_id)
     if not sections:
         if unknown:
             problems.append(texts.valid_ids(_restorable_ids(scope, call), "pruned outputs"))
         return _refusal(call, "restored", problems)
     title = f"restore: {texts.outputs(len(sections))}, {texts.tokens(restored_tokens)}"
-    return Verdict(call.call_id, call.name, True, texts.restored(sections, problems), title, (), len(sections), restored_tokens)
+    text = texts.restored(sections, problems)
+    return Verdict(call.call_id, call.name, True, text, title, (), len(sections), restored_tokens, tuple(restored))
 
 
 def _restorable_ids(scope: Scope, call: Call) -> list[str]:

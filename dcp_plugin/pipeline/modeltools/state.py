@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
-from dcp_plugin.model.tokens import estimate_json_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
@@ -103,7 +103,8 @@ class ModelTools:
         if kept or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
             return
         # What a discard frees: the output's tokens less the placeholder's (the input stays).
-        size = estimate_json_tokens(state["output"]) - estimate_json_tokens(tag(DISCARDED_PLACEHOLDERS["done"], record.ident))
+        placeholder = tag(DISCARDED_PLACEHOLDERS["done"], record.ident)
+        size = estimate_output_tokens(state["output"]) - estimate_output_tokens(placeholder)
         if size >= LIST_MIN_TOKENS and record.call_id not in self._candidates:
             self._candidates[record.call_id] = (record, size)
             heapq.heappush(self._heap, (-size, record.seq, record.call_id))
@@ -123,7 +124,7 @@ class ModelTools:
         """Take in the verdicts on the calls of one message, in order (the guard and the tallies)."""
         for verdict, step, turn in zip(verdicts, steps, turns, strict=False):
             self.verdicts[verdict.call_id] = verdict
-            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn)
+            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn, verdict.restored)
             if verdict.accepted and not verdict.prunes:
                 self.new_restores.append(verdict)
 
@@ -169,6 +170,15 @@ class ModelTools:
         for item in kept:
             heapq.heappush(heap, item)
         return found
+
+    def _rest(self, before: int, turn: int, listed: set[str], under: int) -> tuple[int, int, int]:
+        """(how many, their tokens, the largest) of the outputs the model may prune that the list leaves out."""
+        sizes = [
+            size
+            for record, size in self._candidates.values()
+            if record.call_id not in listed and self._may_prune(record, before, turn)
+        ]
+        return len(sizes), sum(sizes), max(sizes, default=under)
 
     # -- the list ---------------------------------------------------------------------------
     def due_list(
@@ -218,12 +228,17 @@ class ModelTools:
             if not nudge:
                 self._listed_results = self._results
             return None
+        # The output the list goes on is new to the model: listed with its id (it may prune it
+        # from the next request on) rather than hidden in the rest.
+        own = self._candidates.get(host.call_id)
+        listed = sorted([*shown, own], key=_largest_first) if own is not None else shown
         rows = []
-        for record, size in shown:
+        for record, size in listed:
             state = Ledger.state_of(messages, record) or {}
             rows.append((record.ident or record.call_id, call_label(record.tool, state.get("input"), directory), size))
-        rest = (len(self._candidates) - len(shown), self._total - sum(size for _, size in shown))
-        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None)
+        rest = self._rest(seen, turn, {record.call_id for record, _ in listed}, shown[-1][1])
+        this = host.ident or host.call_id
+        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None, this)
         self._listed_results = self._results
         self._listed = ids
         self._covered_seq = self._newest_seq

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 # A refused call's result starts with this (the host may also mark it as an error): a replay
@@ -12,6 +13,9 @@ LIST_HEAD = (
     "replaces earlier lists. discard or extract them by id]"
 )
 VALID_IDS_SHOWN = 20
+
+
+THIS_OUTPUT = "  (this output)"
 
 
 def tokens(count: int) -> str:
@@ -43,12 +47,14 @@ def valid_ids(ids: Sequence[str], what: str) -> str:
 def pruned(action: str, labels: Sequence[str], removed: int) -> str:
     """The result of an accepted discard or extract."""
     head = f"{action.capitalize()} {outputs(len(labels))} ({tokens(removed)}): {'; '.join(labels)}."
-    return f"{head} They leave the context once rewriting the cached prompt pays (often at once); restore brings them back."
+    they, them = ("It leaves", "it") if len(labels) == 1 else ("They leave", "them")
+    return f"{head} {they} the context once rewriting the cached prompt pays (often at once); restore brings {them} back."
 
 
 def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> str:
     """The result of a restore: each original, headed by its id and call, then what could not be restored."""
-    lines = [f"Restored {outputs(len(sections))}; the placeholders stay where they are. The original content:"]
+    where = "the placeholder stays where it is" if len(sections) == 1 else "the placeholders stay where they are"
+    lines = [f"Restored {outputs(len(sections))}; {where}. The original content:"]
     for head, body in sections:
         lines += ["", f"--- {head} ---", body]
     if problems:
@@ -56,13 +62,21 @@ def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> st
     return "\n".join(lines)
 
 
-def prunable_list(rows: Sequence[tuple[str, str, int]], rest: tuple[int, int], nudge: str | None) -> str:
-    """The list appended to a tool result: one ``id  call  ~tokens`` row each, the rest summed, the nudge."""
+def prunable_list(
+    rows: Sequence[tuple[str, str, int]], rest: tuple[int, int, int], nudge: str | None, this: str | None = None
+) -> str:
+    """The list appended to a tool result: one ``id  call  ~tokens`` row each, the rest summed, the nudge.
+
+    ``rest`` is (how many more, their tokens, the size none of them exceeds); ``this`` the id of
+    the output the list is appended to, marked as such in its row.
+    """
     lines = ["", "", LIST_HEAD]
-    lines += [f"{ident}  {label}  {tokens(size)}" for ident, label, size in rows]
-    count, size = rest
-    if count:
-        lines.append(f"(and {outputs(count)} under {tokens(rows[-1][2]) if rows else tokens(0)} each: {tokens(size)})")
+    lines += [f"{ident}  {label}  {tokens(size)}{THIS_OUTPUT if ident == this else ''}" for ident, label, size in rows]
+    count, size, under = rest
+    if count == 1:
+        lines.append(f"(and 1 more output: {tokens(size)})")
+    elif count:
+        lines.append(f"(and {outputs(count)} of at most {tokens(under)} each: {tokens(size)})")
     if nudge:
         lines.append(nudge)
     return "\n".join(lines)
@@ -75,3 +89,14 @@ def nudge(tier: str, context: int, window: int) -> str:
         f"The context holds {tokens(context)} of {window:,} ({share:.0f} %), past the {tier} threshold: "
         "discard or extract what you no longer need."
     )
+
+
+# Every text of the plugin starts with `[dcp:`, and the model is told to trust such texts as the
+# plugin's. A distillation (which may quote a web page) must never start one: its markers are
+# neutralised, however spaced or cased.
+_MARKER = re.compile(r"\[\s*(dcp\s*:)", re.IGNORECASE)
+
+
+def quoted_markers(text: str) -> str:
+    """``text`` with every `[dcp:` (any case or spacing) made visibly not the plugin's: `[quoted dcp:`."""
+    return _MARKER.sub(r"[quoted \1", text)

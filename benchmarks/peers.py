@@ -1,0 +1,296 @@
+"""The plugin against the rules other tools prune by, on the same sessions with the same prices and yardsticks.
+
+    python -m benchmarks.peers [--corpus DIR] [--config FILE ...] [--json OUT] [FILE ...]
+
+Every session is replayed with the plugin's defaults (and each ``--config`` given) through a real
+pluggy host, and with each peer rule of :mod:`benchmarks.peer_rules`; each replay is priced by
+the same accounting as ``dcp replay`` (Anthropic and OpenAI prompt-cache prices, the cache's
+lifetime from the recorded timestamps) and checked for edit anchors lost
+(:mod:`dcp_plugin.replay.anchors`). Sessions: the recorded ones given, and the development corpus
+when it is there (``../shared/corpus/dev`` from the project root, or ``--corpus``); without either,
+generated sessions. The corpus is split into long and short sessions (see :func:`group_of`).
+Exits with 1 when a session costs the plugin's defaults more than 0.5 % above no plugin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.peer_rules import Patches, Rule, rules
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.model.tokens import estimate_message_tokens
+from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
+from dcp_plugin.replay.engine import implied_requests, model_key, prompt_overhead, replay, with_pricing
+from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
+from dcp_plugin.replay.sessionfile import load_session
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "dev"
+PRICINGS = ("anthropic", "openai")
+OURS = "dcp_plugin defaults"
+# A session is long when its prompt outgrows what every peer leaves alone: Anthropic's and
+# LangChain's trigger (100K tokens). Below it only masking rules act at all.
+LONG_PROMPT_TOKENS = 100_000
+# No session may cost our defaults more than this (net saving in percent) under either price.
+WORST_ALLOWED = -0.5
+
+
+@dataclass
+class Session:
+    """One session to replay."""
+
+    name: str
+    messages: list[dict[str, Any]]
+    directory: str
+
+    @property
+    def peak_prompt(self) -> int:
+        """The largest prompt of the session without pruning (estimated, with the fixed overhead)."""
+        tokens = [estimate_message_tokens(m) for m in self.messages]
+        return prompt_overhead(self.messages) + sum(tokens)
+
+
+@dataclass
+class Outcome:
+    """One policy on one session under one pricing."""
+
+    policy: str
+    session: str
+    pricing: str
+    costs: ReplayTotals
+    anchors: AnchorTotals
+    tokens_without: int
+    tokens_with: int
+
+    @property
+    def net_percent(self) -> float:
+        return self.costs.net_percent or 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "session": self.session,
+            "pricing": self.pricing,
+            "cost_without": round(self.costs.cost_without, 1),
+            "cost_with": round(self.costs.cost_with, 1),
+            "net_saved_percent": round(self.net_percent, 2),
+            "tokens_without": self.tokens_without,
+            "tokens_with": self.tokens_with,
+            "prefix_breaks": self.costs.prefix_breaks,
+            "anchors": self.anchors.to_dict(),
+        }
+
+
+def replay_rule(session: Session, rule: Rule, pricing: str) -> Outcome:
+    """A peer rule over every request of the session, priced and checked like the plugin's replay."""
+    messages = session.messages
+    cache = with_pricing(DcpConfig(), pricing).cache
+    overhead = prompt_overhead(messages)
+    accountant = CacheAccountant([estimate_message_tokens(m) for m in messages], overhead)
+    anchors = AnchorIndex(messages)
+    without = with_ = 0
+    for request in implied_requests(messages):
+        tokens = accountant.tokens(request.begin, request.end)
+        patches: Patches = rule.at(request, overhead + tokens)
+        saved = sum(t for _, t in patches.values())
+        accountant.add(
+            SentRequest(
+                request.begin,
+                request.end,
+                request.time_ms,
+                model_key(request.model),
+                pricing_for(request.model, cache),
+                tokens,
+                saved,
+                patches,
+            )
+        )
+        anchors.check(request.begin, request.end, patches, dict.fromkeys(patches, rule.name))
+        without, with_ = without + tokens, with_ + tokens - saved
+    return Outcome(rule.name, session.name, pricing, accountant.totals, anchors.totals, without, with_)
+
+
+def replay_ours(session: Session, config: DcpConfig, label: str, pricing: str) -> Outcome:
+    """The plugin with ``config`` on the session, through a real pluggy host."""
+    report = replay(session.messages, session.directory, config, pricing=pricing)
+    return Outcome(label, session.name, pricing, report.costs, report.anchors, report.total_without, report.total_with)
+
+
+def measure(session: Session, configs: Sequence[tuple[str, DcpConfig]], pricings: Sequence[str]) -> list[Outcome]:
+    """Every policy on one session under every pricing."""
+    out = []
+    for pricing in pricings:
+        out += [replay_ours(session, config, label, pricing) for label, config in configs]
+        out += [replay_rule(session, rule, pricing) for rule in rules(session.messages)]
+    return out
+
+
+def group_of(session: Session) -> str:
+    """``long`` when the session's prompt ever exceeds LONG_PROMPT_TOKENS, else ``short``."""
+    return "long" if session.peak_prompt > LONG_PROMPT_TOKENS else "short"
+
+
+@dataclass
+class Row:
+    """One policy over a group of sessions."""
+
+    policy: str
+    cost_without: dict[str, float] = field(default_factory=dict)
+    cost_with: dict[str, float] = field(default_factory=dict)
+    tokens_without: int = 0
+    tokens_with: int = 0
+    prefix_breaks: int = 0
+    worst: float = 0.0
+    worst_session: str = ""
+    anchors: AnchorTotals = field(default_factory=AnchorTotals)
+
+    def net(self, pricing: str) -> float:
+        without = self.cost_without.get(pricing, 0.0)
+        return 100 * (without - self.cost_with.get(pricing, 0.0)) / without if without else 0.0
+
+    def add(self, outcome: Outcome) -> None:
+        pricing = outcome.pricing
+        self.cost_without[pricing] = self.cost_without.get(pricing, 0.0) + outcome.costs.cost_without
+        self.cost_with[pricing] = self.cost_with.get(pricing, 0.0) + outcome.costs.cost_with
+        if outcome.net_percent < self.worst or not self.worst_session:
+            self.worst, self.worst_session = outcome.net_percent, f"{outcome.session} ({pricing})"
+        if pricing == PRICINGS[0]:  # tokens, breaks and anchors once per session
+            self.tokens_without += outcome.tokens_without
+            self.tokens_with += outcome.tokens_with
+            self.prefix_breaks += outcome.costs.prefix_breaks
+            self.anchors.add(outcome.anchors)
+
+    def to_dict(self) -> dict[str, Any]:
+        saved = self.tokens_without - self.tokens_with
+        return {
+            "policy": self.policy,
+            **{f"net_saved_percent_{p}": round(self.net(p), 2) for p in self.cost_without},
+            "tokens_saved_percent": round(100 * saved / self.tokens_without, 2) if self.tokens_without else 0.0,
+            "prefix_breaks": self.prefix_breaks,
+            "worst_session_percent": round(self.worst, 2),
+            "worst_session": self.worst_session,
+            "anchors": self.anchors.to_dict(),
+        }
+
+
+def summarize(outcomes: Sequence[Outcome]) -> list[Row]:
+    """Per policy, in the order first seen: totals over the outcomes' sessions."""
+    rows: dict[str, Row] = {}
+    for outcome in outcomes:
+        rows.setdefault(outcome.policy, Row(outcome.policy)).add(outcome)
+    return list(rows.values())
+
+
+def table(title: str, rows: Sequence[Row], sessions: int) -> Table:
+    """The rich table of one group."""
+    out = Table(title=f"{title} ({sessions} sessions)", title_justify="left")
+    for column in ("policy", *(f"net, {p}" for p in PRICINGS), "tokens saved", "prefix breaks", "worst session",
+                   "edit anchors lost"):
+        out.add_column(column, justify="left" if column == "policy" else "right")
+    for row in rows:
+        data = row.to_dict()
+        anchors = row.anchors
+        out.add_row(
+            row.policy,
+            *(f"{row.net(p):+.1f} %" for p in PRICINGS),
+            f"{data['tokens_saved_percent']:.1f} %",
+            f"{row.prefix_breaks:,}",
+            f"{row.worst:+.1f} %",
+            f"{anchors.lost} / {anchors.sourced} ({anchors.lost_percent:.1f} %)",
+        )
+    return out
+
+
+def corpus_sessions(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.json")) if directory.is_dir() else []
+
+
+def load(paths: Sequence[Path]) -> list[Session]:
+    sessions = []
+    for path in paths:
+        info, messages = load_session(path)
+        directory = info.get("directory")
+        sessions.append(Session(path.stem, messages, directory if isinstance(directory, str) else DEFAULT_DIRECTORY))
+    return sessions
+
+
+def generated() -> list[Session]:
+    """Stand-ins when no recorded session is at hand: generated sessions of both shapes."""
+    return [
+        Session(f"generated {size} #{seed}{' busy' if busy else ''}",
+                generate_session(size, seed=seed, busy=busy)["messages"], DEFAULT_DIRECTORY)
+        for size, busy in ((600, False), (600, True)) for seed in (1, 2)
+    ]
+
+
+def configs_of(paths: Sequence[Path]) -> list[tuple[str, DcpConfig]]:
+    """Our defaults, then each config file given (labelled by its name)."""
+    from dcp_plugin.cli.replay import load_config_option
+
+    return [(OURS, DcpConfig())] + [(f"dcp_plugin {path.stem}", load_config_option(path)) for path in paths]
+
+
+def run(sessions: Sequence[Session], configs: Sequence[tuple[str, DcpConfig]],
+        progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Every policy on every session; the per-session outcomes and the per-group rows."""
+    outcomes: list[Outcome] = []
+    groups: dict[str, list[str]] = {"long": [], "short": []}
+    for index, session in enumerate(sessions, 1):
+        progress(f"[{index}/{len(sessions)}] {session.name}")
+        groups[group_of(session)].append(session.name)
+        outcomes += measure(session, configs, PRICINGS)
+    data: dict[str, Any] = {"sessions": [o.to_dict() for o in outcomes], "groups": {}}
+    for group, names in [("all", [s.name for s in sessions]), *groups.items()]:
+        rows = summarize([o for o in outcomes if o.session in names])
+        data["groups"][group] = {"sessions": names, "rows": [r.to_dict() for r in rows]}
+    data["_rows"] = {group: summarize([o for o in outcomes if o.session in g["sessions"]])
+                     for group, g in data["groups"].items()}
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path, help="recorded sessions to replay")
+    parser.add_argument("--corpus", type=Path, default=CORPUS,
+                        help="folder of recorded sessions (default: ../shared/corpus/dev from the project root)")
+    parser.add_argument("--config", type=Path, action="append", default=[],
+                        help="also replay the plugin with this dcp.jsonc (repeatable)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write every outcome and row as JSON here")
+    args = parser.parse_args(argv)
+    err = Console(stderr=True)
+    paths = list(args.files) + corpus_sessions(args.corpus)
+    if not corpus_sessions(args.corpus):
+        err.print(f"development corpus not found at {args.corpus}", highlight=False)
+    sessions = load(paths) if paths else generated()
+    if not paths:
+        err.print("no recorded sessions: replaying generated ones", highlight=False)
+    data = run(sessions, configs_of(args.config), lambda text: err.print(text, highlight=False))
+    rows = data.pop("_rows")
+    console = Console(width=200) if not Console().is_terminal else Console()
+    for group, found in data["groups"].items():
+        if found["sessions"]:
+            console.print(table(f"{group} sessions", rows[group], len(found["sessions"])))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        err.print(f"JSON written to {args.json}", highlight=False)
+    worse = [o for o in data["sessions"] if o["policy"] == OURS and o["net_saved_percent"] < WORST_ALLOWED]
+    for o in worse:
+        err.print(f"{o['session']} ({o['pricing']}): {o['net_saved_percent']:+.2f} % with our defaults", highlight=False)
+    return 1 if worse else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

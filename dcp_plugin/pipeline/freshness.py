@@ -1,0 +1,86 @@
+"""Whether a decision made on an older tool state may still be written over the state the host sends now.
+
+A decision's value is computed once, from the field as it was then. The host may clear, null,
+shrink or replace that field later (OpenCode's compaction clears old outputs); writing the value
+then would bring back content the host no longer holds, or make the part bigger. Such a decision
+is skipped, and the field goes out as the host sent it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
+from dcp_plugin.model.tokens import json_chars
+from dcp_plugin.pipeline.decisions import Decision, apply_cuts
+from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
+
+# As deep as `shrink_strings` goes: below that it leaves values as they are.
+_MAX_DEPTH = 200
+
+
+def still_fits(decision: Decision, state: ToolState) -> bool:
+    """Whether ``decision.value`` is what the decision's edit makes of the field as the host sends it now."""
+    current = state.get(decision.field)
+    cuts = decision.cuts
+    if cuts is not None:
+        # Cuts (and the list appended to an output) were made for one exact original string.
+        return (
+            type(current) is str
+            and len(current) == decision.expect_length
+            and not output_is_cleared(state)
+            and apply_cuts(current, cuts) == decision.value
+        )
+    if decision.field == "output":
+        # A whole placeholder: only over a completed output it still makes smaller.
+        return (
+            current is not None
+            and state.get("status") == "completed"
+            and not output_is_cleared(state)
+            and not (type(current) is str and current.startswith(PLACEHOLDER_PREFIX))
+            and json_chars(current) > json_chars(decision.value)
+        )
+    return shrunk_from(decision.value, current)
+
+
+def shrunk_from(value: Any, current: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is ``current`` with some strings replaced by shorter placeholders (inputs)."""
+    if type(value) is str and value != current and value.startswith(PLACEHOLDER_PREFIX):
+        return type(current) is str and len(current) > len(value)
+    if depth > _MAX_DEPTH:
+        return bool(value == current)
+    if type(value) is dict:
+        return (
+            type(current) is dict
+            and value.keys() == current.keys()
+            and all(shrunk_from(item, current[key], depth + 1) for key, item in value.items())
+        )
+    if type(value) is list:
+        return (
+            type(current) is list
+            and len(value) == len(current)
+            and all(shrunk_from(a, b, depth + 1) for a, b in zip(value, current, strict=True))
+        )
+    return bool(value == current)
+
+
+def kept_went_stale(kept: Sequence[Decision], messages: Sequence[Message], changed_from: int | None) -> bool:
+    """Whether a decision a client keeps no longer fits a message the host resent from ``changed_from`` on.
+
+    A client that keeps patches (the bridge's JS side) re-applies them on every request; one made
+    stale by the host must be withdrawn, which only a whole new set does.
+    """
+    if changed_from is None:
+        return False
+    for decision in kept:
+        record = decision.record
+        if record.message_index < changed_from or decision.superseded or decision.withdraws is not None:
+            continue
+        try:
+            state = messages[record.message_index]["parts"][record.part_index]["state"]
+        except (IndexError, KeyError, TypeError):
+            return True
+        if type(state) is not dict or not still_fits(decision, state):
+            return True
+    return False

@@ -1,0 +1,123 @@
+"""The peers' rules replayed as their tools apply them, and the benchmark that sets them beside the plugin."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from helpers import call, user
+
+from benchmarks import peers
+from benchmarks.peer_rules import (
+    ANTHROPIC_PLACEHOLDER,
+    ClearToolUses,
+    LangChainContextEditing,
+    LastN,
+    OpenCodePrune,
+    tool_results,
+)
+from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT
+from dcp_plugin.replay.engine import ImpliedRequest, implied_requests
+
+
+def session(turns: list[int], size: int = 4_000) -> list[dict[str, Any]]:
+    """User turns of ``turns[i]`` bash calls each, every output ``size`` characters."""
+    messages: list[dict[str, Any]] = []
+    for n, calls in enumerate(turns):
+        messages.append(user(f"turn {n}"))
+        messages += [call("bash", {"command": f"echo {n}.{i}"}, output=(f"{n}.{i} " + "x" * size)[:size]) for i in range(calls)]
+    return messages
+
+
+def last_request(messages: list[dict[str, Any]]) -> ImpliedRequest:
+    return list(implied_requests(messages))[-1]
+
+
+def cleared(patches: dict[Any, Any]) -> list[int]:
+    return sorted(m for m, _, _ in patches)
+
+
+def test_last_n_sends_only_the_newest_n_results_whole():
+    messages = session([8])
+    request = ImpliedRequest(1, 0, len(messages), 0, None)
+    patches = LastN(messages, keep=5).at(request, 0)
+    assert cleared(patches) == [1, 2, 3]
+    assert all(value.startswith("Old environment output: (1 lines omitted)") for value, _ in patches.values())
+
+
+def test_clear_tool_uses_waits_for_its_trigger():
+    messages = session([8])
+    request = ImpliedRequest(1, 0, len(messages), 0, None)
+    assert ClearToolUses(messages).at(request, 100_000) == {}
+
+
+def test_clear_tool_uses_over_its_trigger_keeps_the_newest_three():
+    messages = session([8])
+    request = ImpliedRequest(1, 0, len(messages), 0, None)
+    patches = ClearToolUses(messages).at(request, 100_001)
+    assert cleared(patches) == [1, 2, 3, 4, 5]
+    assert {value for value, _ in patches.values()} == {ANTHROPIC_PLACEHOLDER}
+
+
+def test_langchain_s_middleware_clears_all_but_the_newest_three_once_its_own_count_passes_100k():
+    small = session([8], size=1_000)
+    assert LangChainContextEditing(small).at(last_request(small), 0) == {}
+    big = session([40], size=12_000)  # about 120K tokens by LangChain's chars/4
+    request = ImpliedRequest(1, 0, len(big), 0, None)
+    patches = LangChainContextEditing(big).at(request, 0)
+    assert cleared(patches) == [m for m, _, _ in tool_results(big, 0, len(big))][:-3]
+    assert {value for value, _ in patches.values()} == {"[cleared]"}
+
+
+def test_opencode_prune_leaves_the_last_two_user_turns_alone():
+    messages = session([70, 70])  # prune runs once the answer to the last user message ended
+    rule = OpenCodePrune(messages)
+    rule.prune(0, len(messages))
+    assert rule.cleared == set()
+
+
+def test_opencode_prune_clears_past_the_newest_40k_once_more_than_20k_goes():
+    # Three turns of 30 outputs of 1,000 tokens each (chars/4); the newest two turns are protected.
+    messages = session([30, 30, 30])
+    rule = OpenCodePrune(messages)
+    rule.prune(0, len(messages))
+    assert rule.cleared == set()  # the oldest turn's 30K: within the 40K protected
+    more = session([70, 30, 30])
+    rule = OpenCodePrune(more)
+    rule.prune(0, len(more))
+    assert len(rule.cleared) == 30  # 70K: the newest 40 stay, 30K goes
+
+
+def test_opencode_prune_runs_when_a_new_user_message_arrives_and_its_marks_stay():
+    messages = session([70, 1, 1, 1])
+    rule = OpenCodePrune(messages)
+    counts = [len(rule.at(request, 0)) for request in implied_requests(messages)]
+    assert counts[0] == 0
+    assert counts[-1] == 30
+    assert counts == sorted(counts)
+    assert all(value == COMPACTED_OUTPUT_TEXT for value, _ in rule.at(last_request(messages), 0).values())
+
+
+def test_the_benchmark_puts_every_peer_beside_the_plugin(tmp_path, capsys):
+    out = tmp_path / "peers.json"
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"info": {}, "messages": session([12, 12], size=20_000)}))
+    assert peers.main([str(path), "--corpus", str(tmp_path / "absent"), "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "development corpus not found" in captured.err
+    data = json.loads(out.read_text())
+    policies = [row["policy"] for row in data["groups"]["all"]["rows"]]
+    assert policies == [peers.OURS, "LangChain ContextEditingMiddleware", "Anthropic clear_tool_uses",
+                        "OpenCode prune", "last-5 masking"]
+    assert {o["pricing"] for o in data["sessions"]} == set(peers.PRICINGS)
+    assert data["groups"]["long"]["sessions"] == ["one"]
+    assert "edit anchors lost" in captured.out
+
+
+@pytest.mark.parametrize("rule", [LastN, ClearToolUses, OpenCodePrune, LangChainContextEditing])
+def test_a_rule_never_makes_a_result_bigger(rule: Any):
+    messages = session([3, 40, 5], size=15_000)
+    found = rule(messages)
+    for request in implied_requests(messages):
+        assert all(saved > 0 for _, saved in found.at(request, 10**6).values())
