@@ -19,6 +19,8 @@ test("fails", () => { fs.writeFileSync("fails-ran", ""); assert.equal(1, 2); });
 test("skips", { skip: "not here" }, () => {});
 """
 
+NO_PLUGINS = [f"-pno:{name}" for name in ("cacheprovider", "hypothesispytest", "langsmith_plugin", "anyio")]
+
 pytestmark = [
     pytest.mark.slow,  # each test runs pytest and node
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
@@ -29,7 +31,8 @@ def run_pytest(folder: Path, *args: str) -> str:
     shutil.copy(CONFTEST, folder / "conftest.py")
     (folder / "sample.test.mjs").write_text(SAMPLE)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", *args],
+        # Without the installed plugins this sample does not need: they are most of a pytest start.
+        [sys.executable, "-m", "pytest", *NO_PLUGINS, "-q", "-rA", *args],
         cwd=folder, capture_output=True, text=True, timeout=300, check=False,
     )
     return done.stdout

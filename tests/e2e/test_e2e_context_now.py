@@ -17,7 +17,7 @@ import pytest
 from fake_provider import Text, ToolCall, whole_prompt_tokens
 from opencode_harness import MODEL_ID, PROVIDER_ID, export_ignored_texts, install_plugin, tool_results
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WINDOW = 32_000
 TOLERANCE = 0.10
