@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given
@@ -10,9 +11,12 @@ from hypothesis import strategies as st
 from dcp_plugin.budget import compute_thresholds
 from dcp_plugin.model.tokens import (
     COMPACTED_OUTPUT_TEXT,
+    ZERO,
     estimate_content_tokens,
     estimate_json_tokens,
+    estimate_message_split,
     estimate_message_tokens,
+    estimate_part_split,
     estimate_part_tokens,
     estimate_prompt_tokens,
     estimate_text_tokens,
@@ -166,3 +170,43 @@ def test_last_reported_prompt_is_the_newest_step() -> None:
 @given(st.text(max_size=500), st.integers(min_value=1, max_value=10**7))
 def test_the_estimate_never_goes_below_the_reported_prompt(text: str, last: int) -> None:
     assert estimate_prompt_tokens([], user(text), last) >= last
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), _JSON, max_size=5) | st.lists(_JSON, max_size=4))
+def test_json_characters_are_those_of_compact_json_dumps(value: Any) -> None:
+    assert json_chars(value) == len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def test_json_characters_of_a_value_json_cannot_encode_are_those_of_its_text() -> None:
+    value = {1j: "x"}
+    assert json_chars(value) == len(str(value))
+
+
+_PARTS = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, st.text(max_size=40)),
+    st.builds(lambda text: {"type": "reasoning", "text": text}, st.text(max_size=40)),
+    st.builds(lambda input_, output, status: tool(input_, output, status), _JSON, st.text(max_size=40),
+              st.sampled_from(["completed", "error", "running"])),
+    st.builds(lambda mime: {"type": "file", "mime": mime, "url": "data:x"}, st.sampled_from(["image/png", "text/x"])),
+    st.just({"type": "step-start"}),
+    st.just("not a part"),
+)
+
+
+@given(st.sampled_from(["user", "assistant", None]), st.lists(_PARTS, max_size=6), st.integers(0, 5000))
+def test_a_message_estimate_is_the_sum_of_its_parts_estimates(role: str | None, parts: list[Any], image: int) -> None:
+    message = {"info": {"role": role}, "parts": parts}
+    model, incoming = ZERO, ZERO
+    for part in parts:
+        if isinstance(part, dict):
+            m, i = estimate_part_split(part, image)
+            model, incoming = model.plus(m), incoming.plus(i)
+    expected = (model, incoming) if role == "assistant" else (ZERO, model.plus(incoming))
+    assert estimate_message_split(message, image) == expected

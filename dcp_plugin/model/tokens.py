@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 CHARS_PER_TOKEN_TEXT = 4
 CHARS_PER_TOKEN_JSON = 2
@@ -16,6 +16,10 @@ DEFAULT_IMAGE_TOKENS = 1600
 
 # What OpenCode sends in place of a tool output it has compacted itself.
 COMPACTED_OUTPUT_TEXT = "[Old tool result content cleared]"
+
+# json.dumps with these arguments builds a new encoder on every call; one built once encodes the
+# same characters (dumps is this encoder's encode) without that cost, paid per tool call.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 # File parts whose content the host already inlined as text parts (OpenCode does this
 # for text files and directories), so the part itself adds nothing to the prompt.
@@ -75,7 +79,7 @@ def json_chars(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     try:
-        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+        return len(_COMPACT_JSON.encode(value))
     except (TypeError, ValueError):
         return len(str(value))
 
@@ -97,7 +101,7 @@ def _tool_output(state: Mapping[str, Any]) -> Any:
     status = state.get("status")
     if status == "completed":
         when = state.get("time")
-        if isinstance(when, Mapping) and when.get("compacted"):
+        if _is_mapping(when) and when.get("compacted"):
             return COMPACTED_OUTPUT_TEXT
         return state.get("output") or ""
     if status == "error":
@@ -166,7 +170,7 @@ def estimate_part_split(
         return (ContentEstimate(text=estimate_text_tokens(text)) if isinstance(text, str) else ZERO), ZERO
     if kind == "tool":
         state = part.get("state")
-        if not isinstance(state, Mapping):
+        if not _is_mapping(state):
             return ZERO, ZERO
         return _tool_split(state)
     if kind == "file":
@@ -178,18 +182,30 @@ def estimate_message_split(
     message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS
 ) -> tuple[ContentEstimate, ContentEstimate]:
     """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
-    model = ZERO
-    incoming = ZERO
-    parts = message.get("parts") if isinstance(message, Mapping) else None
+    # Plain int sums rather than ContentEstimate.plus per part: the same totals, without a
+    # tuple per part (every message of a long session is estimated on a cold request).
+    model_text = model_json = model_media = text = json_ = media = 0
+    parts = message.get("parts") if _is_mapping(message) else None
     for part in parts if isinstance(parts, list) else ():
-        if not isinstance(part, Mapping):
+        if not _is_mapping(part):
             continue
         m, i = estimate_part_split(part, image_tokens)
-        model = model.plus(m)
-        incoming = incoming.plus(i)
+        if m is not ZERO:
+            model_text += m.text
+            model_json += m.json
+            model_media += m.media
+        if i is not ZERO:
+            text += i.text
+            json_ += i.json
+            media += i.media
     if _role(message) != "assistant":
-        return ZERO, model.plus(incoming)
-    return model, incoming
+        return ZERO, ContentEstimate(model_text + text, model_json + json_, model_media + media)
+    return ContentEstimate(model_text, model_json, model_media), ContentEstimate(text, json_, media)
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """isinstance(value, Mapping), with the common case (a dict) decided without the ABC machinery."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def estimate_part_tokens(part: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
@@ -246,7 +262,7 @@ def _role(message: Mapping[str, Any]) -> str | None:
     if not isinstance(message, Mapping):
         return None  # a malformed entry in the list: skipped like every malformed field
     info = message.get("info")
-    return info.get("role") if isinstance(info, Mapping) else None
+    return info.get("role") if _is_mapping(info) else None
 
 
 def _int(value: Any) -> int:

@@ -34,12 +34,14 @@ def drop_nulls(value: object, depth: int = 0) -> object:
     return value
 
 
+# Built once: json.dumps with these arguments would build it again for every signed call.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def signature(tool: str, tool_input: object) -> bytes:
     """A compact digest identifying tool + input, blind to key order and null values."""
     try:
-        text = json.dumps(
-            drop_nulls(tool_input), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-        )
+        text = _SORTED_JSON.encode(drop_nulls(tool_input))
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
     return hashlib.blake2b(f"{tool}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
