@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import random
 from typing import Any
 
@@ -26,6 +27,27 @@ MINUTE = 60_000
 def test_an_id_depends_only_on_the_call_id() -> None:
     assert short_id("call_1") == short_id("call_1") and len(short_id("call_1")) == 4
     assert short_id("call_1") != short_id("call_2")
+
+
+def _digits_by_division(call_id: str) -> str:
+    """The ids' definition: the call id's 128-bit blake2b digest in base 32, least significant digit first."""
+    digest = int.from_bytes(hashlib.blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big")
+    out = []
+    for _ in range(25):
+        digest, rest = divmod(digest, 32)
+        out.append("0123456789abcdefghjkmnpqrstvwxyz"[rest])
+    return "".join(out)
+
+
+@given(st.text(max_size=40))
+def test_an_id_is_the_base_32_digits_of_the_call_ids_digest(call_id: str) -> None:
+    assert short_id(call_id, 25) == _digits_by_division(call_id)
+
+
+def test_ids_stay_those_already_shown_to_models_and_stored() -> None:
+    assert [short_id(c, 25) for c in ("call_1", "toolu_01ABC", "")] == [
+        "k37nh9x5tc90g49njvm45essg", "e9erajdspjzrmzmne42jwmft4", "gkxca7pe8ckw40nqffp3mmswa"
+    ]
 
 
 def test_a_colliding_id_gets_one_character_more_and_the_first_call_keeps_its_own() -> None:

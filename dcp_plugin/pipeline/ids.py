@@ -10,6 +10,7 @@ the calls.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Container
@@ -23,13 +24,17 @@ _READ_AS = str.maketrans({"i": "1", "l": "1", "o": "0", "u": "v"})
 _TOKEN = re.compile(r"[0-9a-z]+")
 
 
+_BASE32 = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", ALPHABET.encode("ascii"))
+
+
 def _digits(call_id: str) -> str:
+    """The digest's low 125 bits as 25 base-32 digits, least significant first."""
     digest = int.from_bytes(hashlib.blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big")
-    out = []
-    for _ in range(_MAX):
-        digest, rest = divmod(digest, 32)
-        out.append(ALPHABET[rest])
-    return "".join(out)
+    # base64's base 32 reads 5 bits at a time from the most significant end: shifted by 3, the
+    # low 125 bits fill its first 25 digits (computed in C; a divmod per digit cost a cold
+    # request of 25,000 calls a tenth of its time).
+    low = (digest & ((1 << 5 * _MAX) - 1)) << 3
+    return base64.b32encode(low.to_bytes(16, "big"))[:_MAX].translate(_BASE32)[::-1].decode("ascii")
 
 
 def short_id(call_id: str, length: int = SHORT) -> str:
