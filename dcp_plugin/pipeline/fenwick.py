@@ -19,11 +19,12 @@ class Fenwick:
     def append(self, value: int) -> None:
         """Add a position at the end holding ``value``."""
         index = len(self._values) + 1
+        before = self.total  # the sum of positions [0, index - 1)
         self._values.append(value)
         self.total += value
         low = index & -index
         # tree[i] covers (i - low, i]: the new value plus the sums already covered below it.
-        self._tree.append(value + self.prefix(index - 1) - self.prefix(index - low))
+        self._tree.append(value if low == 1 else value + before - self.prefix(index - low))
 
     def add(self, position: int, delta: int) -> None:
         """Add ``delta`` to the value at ``position``."""
