@@ -84,17 +84,26 @@ class Ledger:
         ids = self.message_ids
         return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
 
-    def sync(self, messages: Sequence[Message], changed_from: int | None = None, end: int | None = None) -> SyncResult:
+    def sync(
+        self,
+        messages: Sequence[Message],
+        changed_from: int | None = None,
+        end: int | None = None,
+        *,
+        rescan: bool = True,
+    ) -> SyncResult:
         """Record what is new in the first ``end`` messages (default: all) since the last sync.
 
-        The caller checks :meth:`continues` first.
+        The caller checks :meth:`continues` first. ``rescan=False``: the messages seen so far
+        were scanned in this very list, unchanged since (the same walk), so the newest of them
+        cannot have gained parts and is not read again.
         """
         result = SyncResult()
         end = len(messages) if end is None else end
         start = self.mark.count
         if end < start:
             return result
-        rescan_from = start - 1 if start else 0
+        rescan_from = start - 1 if start and rescan else start
         if changed_from is not None and changed_from < rescan_from:
             rescan_from = changed_from
         for index in range(rescan_from, min(start, end)):

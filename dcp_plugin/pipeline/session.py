@@ -199,13 +199,18 @@ class SessionState:
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline
+        # The newest message seen may have grown since the last update: the walk's first sync reads
+        # it again; the list does not change while it is walked, so the later syncs need not.
+        rescan = True
         for count, unscheduled in timeline.requests(self.messages):
-            self._sync(count, changed_from, point=True)
+            seen = self.ledger.mark.count
+            self._sync(count, changed_from, point=True, rescan=rescan)
             changed_from = None
+            rescan = rescan and count < seen
             if unscheduled:
                 self._schedule(count)
         end = len(self.messages)
-        self._sync(end, changed_from, point=False)
+        self._sync(end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
         if request and end > timeline.scheduled_end:
             self._schedule(end)
@@ -238,7 +243,7 @@ class SessionState:
         image_tokens = self.config.context_budget.image_token_estimate
         return self.meter.at(messages, self.scheduler.sent_prefix, model, image_tokens)
 
-    def _sync(self, end: int, changed_from: int | None, *, point: bool) -> None:
+    def _sync(self, end: int, changed_from: int | None, *, point: bool, rescan: bool = True) -> None:
         """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.
 
         ``point``: these messages are exactly those of a request the history shows was made and
@@ -246,7 +251,7 @@ class SessionState:
         context's size look at it, so they act at the same places in every run.
         """
         ledger, arbiter = self.ledger, self.arbiter
-        result = ledger.sync(self.messages, changed_from, end)
+        result = ledger.sync(self.messages, changed_from, end, rescan=rescan)
         if any(record.message_index < self.timeline.scheduled_end for record in result.finished):
             raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
