@@ -99,7 +99,7 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
 
 
 def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:
-    """json.dumps of the outgoing list of the last warm request, as the host would send it."""
+    """json.dumps of the outgoing list of the last warm request, as the host would send it (after pruning)."""
     outgoing = host.working[:count]
     host.request(count, keep=True)
     samples: list[float] = []
@@ -112,6 +112,40 @@ def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:
     finally:
         host.undo()
     return {"json_dumps_ms": summary(samples), "request_json_mb": round(size / 1e6, 2)}
+
+
+def unpruned_dumps_timings(host: BenchHost, session: BenchSession, repeat: int) -> dict[str, Any]:
+    """json.dumps of the lists as the host holds them, before pruning: the cold request's and the last one's.
+
+    The yardsticks the issue sets: what the host spends anyway to serialize a request it has
+    not pruned. Samples of the two alternate, so that a change of load hits both alike.
+    """
+    cold_list, last_list = host.working[: session.base], host.working
+    cold: list[float] = []
+    last: list[float] = []
+    for _ in range(repeat):
+        for outgoing, samples in ((cold_list, cold), (last_list, last)):
+            start = time.perf_counter()
+            json.dumps(outgoing)
+            samples.append(_ms(start))
+    return {"json_dumps_cold_list_ms": summary(cold), "json_dumps_unpruned_ms": summary(last)}
+
+
+def _ratio(value: float, yardstick: float, scale: float = 1.0, digits: int = 2) -> float:
+    return round(scale * value / yardstick, digits) if yardstick else 0.0
+
+
+def yardstick_ratios(row: dict[str, Any]) -> dict[str, Any]:
+    """Cold and warm requests as ratios to json.dumps of the same list before pruning (the issue's yardstick)."""
+    unpruned = row["json_dumps_unpruned_ms"]["median"]
+    return {
+        "cold_per_json_dumps": _ratio(row["cold_ms"]["median"], row["json_dumps_cold_list_ms"]["median"]),
+        "warm_percent_of_unpruned_json_dumps": {
+            "median": _ratio(row["warm_ms"]["median"], unpruned, 100),
+            "p95": _ratio(row["warm_ms"]["p95"], unpruned, 100),
+        },
+        "warm_fresh_copy_percent_of_unpruned_json_dumps": _ratio(row["warm_fresh_copy_ms"]["median"], unpruned, 100),
+    }
 
 
 def memory(session: BenchSession, config: DcpConfig) -> dict[str, Any]:
@@ -200,12 +234,14 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
         row.update(step_timings(session, warm, host, config))
         say(f"{session.name}: json.dumps")
         row.update(dumps_timings(host, len(session.messages), repeat))
+        row.update(unpruned_dumps_timings(host, session, repeat))
     finally:
         host.close()
+    row.update(yardstick_ratios(row))
     warm_ms, dumps_ms = row["warm_ms"], row["json_dumps_ms"]
     row["warm_percent_of_json_dumps"] = {
-        "median": round(100 * warm_ms["median"] / dumps_ms["median"], 2) if dumps_ms["median"] else 0.0,
-        "p95": round(100 * warm_ms["p95"] / dumps_ms["median"], 2) if dumps_ms["median"] else 0.0,
+        "median": _ratio(warm_ms["median"], dumps_ms["median"], 100),
+        "p95": _ratio(warm_ms["p95"], dumps_ms["median"], 100),
     }
     say(f"{session.name}: from scratch, savings, memory")
     start = time.perf_counter()

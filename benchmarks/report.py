@@ -10,6 +10,7 @@ from rich.table import Table
 from dcp_plugin.pipeline.strategies import STRATEGY_ORDER
 
 MACHINE_LABEL = "2-core x86_64 Linux VM, Python 3.11"
+YARDSTICK_TITLE = "Per request, as a ratio to json.dumps of the same list before pruning (medians)"
 
 
 def _ms(stats: dict[str, Any]) -> str:
@@ -29,6 +30,23 @@ def timing_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         [
             r["name"], f"{r['messages']:,}", f"{r['tool_calls']:,}", _ms(r["cold_ms"]), _ms(r["warm_ms"]),
             _ms(r["warm_fresh_copy_ms"]), _ms(r["json_dumps_ms"]), f"{r['warm_percent_of_json_dumps']['median']:.2f} %",
+        ]
+        for r in data["sessions"]
+    ]
+    return header, rows
+
+
+def yardstick_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the table of requests as ratios to json.dumps of the same list before pruning."""
+    header = [
+        "session", "json.dumps ms (cold list)", "cold / dumps", "json.dumps ms (last list)", "warm / dumps",
+        "warm (fresh copy) / dumps",
+    ]
+    rows = [
+        [
+            r["name"], _ms(r["json_dumps_cold_list_ms"]), f"{r['cold_per_json_dumps']:.2f}", _ms(r["json_dumps_unpruned_ms"]),
+            f"{r['warm_percent_of_unpruned_json_dumps']['median']:.2f} %",
+            f"{r['warm_fresh_copy_percent_of_unpruned_json_dumps']:.2f} %",
         ]
         for r in data["sessions"]
     ]
@@ -101,6 +119,7 @@ def print_tables(data: dict[str, Any], console: Console) -> None:
     """The three tables on the terminal."""
     titles = (
         ("Per request: median / p95 over repeated runs", timing_rows),
+        (YARDSTICK_TITLE, yardstick_rows),
         ("Steps of a warm request timed apart, memory, exactness", breakdown_rows),
         ("Tokens saved on the last request, per strategy", savings_rows),
         ("Net cost saved (prompt-cache pricing; negative: costs more than no plugin)", net_cost_rows),
@@ -135,6 +154,14 @@ def markdown(data: dict[str, Any]) -> str:
         "## Per request",
         "",
         markdown_table(*timing_rows(data)),
+        "",
+        f"## {YARDSTICK_TITLE}",
+        "",
+        "The host serializes every request it sends; these ratios are measured in the same run, so a",
+        "loaded machine slows both sides alike. The cold request's list has the session's messages, the",
+        "warm requests' yardstick is the last request's list.",
+        "",
+        markdown_table(*yardstick_rows(data)),
         "",
         "## Steps of a warm request, timed apart",
         "",

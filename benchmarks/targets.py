@@ -8,6 +8,9 @@ WARM_MS_AT_1000 = 2.0
 WARM_MS_AT_20000 = 30.0
 WARM_PERCENT_OF_DUMPS_AT_20000 = 5.0
 MB_PER_1000_CALLS = 1.0
+# The cold target, 1.5 s for the busy 20,000-message session, as a ratio to json.dumps of
+# that list before pruning (about 1 s on an idle machine of this kind), so that load cancels out.
+COLD_PER_DUMPS_AT_20000 = 1.5
 # Sync + strategies may vary with what the new message holds, not with the history's length:
 # counted in Python function calls, which unlike microseconds do not depend on cache state.
 FLAT_RATIO = 1.0
@@ -54,6 +57,14 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out.append(_target("busy session, warm request on a fresh copy as % of json.dumps at 20,000",
                        f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
                        None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    value = busy["warm_fresh_copy_percent_of_unpruned_json_dumps"] if busy is not None else None
+    out.append(_target("busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000",
+                       f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
+                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    value = busy["cold_per_json_dumps"] if busy is not None else None
+    out.append(_target("busy session, cold request / json.dumps of the same list before pruning at 20,000",
+                       f"<= {COLD_PER_DUMPS_AT_20000:g}", value,
+                       None if value is None else value <= COLD_PER_DUMPS_AT_20000))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_target("session memory per 1,000 tool calls (MB)", f"<= {MB_PER_1000_CALLS:g}", value,
                        None if value is None else value <= MB_PER_1000_CALLS))

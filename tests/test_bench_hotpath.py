@@ -19,7 +19,7 @@ import dcp_plugin.host.plugin  # noqa: E402
 from benchmarks.cli import main  # noqa: E402
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons  # noqa: E402
 from benchmarks.harness import BenchHost  # noqa: E402
-from benchmarks.report import MACHINE_LABEL  # noqa: E402
+from benchmarks.report import MACHINE_LABEL, YARDSTICK_TITLE  # noqa: E402
 from benchmarks.runner import run, warm_count  # noqa: E402
 from benchmarks.sessions import generated  # noqa: E402
 from dcp_plugin.config.model import DcpConfig  # noqa: E402
@@ -74,6 +74,17 @@ def test_warm_time_is_reported_as_a_share_of_json_dumps(result: dict[str, Any]) 
         assert row["warm_percent_of_json_dumps"]["median"] == expected
 
 
+def test_cold_and_warm_requests_are_reported_as_ratios_to_json_dumps_before_pruning(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        cold_dumps, last_dumps = row["json_dumps_cold_list_ms"]["median"], row["json_dumps_unpruned_ms"]["median"]
+        assert row["cold_per_json_dumps"] == round(row["cold_ms"]["median"] / cold_dumps, 2)
+        assert row["warm_percent_of_unpruned_json_dumps"]["median"] == round(100 * row["warm_ms"]["median"] / last_dumps, 2)
+        assert row["warm_fresh_copy_percent_of_unpruned_json_dumps"] == round(
+            100 * row["warm_fresh_copy_ms"]["median"] / last_dumps, 2
+        )
+        assert row["json_dumps_unpruned_ms"]["n"] == row["json_dumps_cold_list_ms"]["n"] == REPEAT
+
+
 def test_incremental_requests_equal_a_from_scratch_run(result: dict[str, Any]) -> None:
     assert [r["incremental_equals_from_scratch"] for r in result["sessions"]] == [True, True, True]
     assert [r["warm_resyncs"] for r in result["sessions"]] == [0, 0, 0]
@@ -103,7 +114,9 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
     assert met["warm request at 20,000 messages (ms)"] is None
     assert met["warm request at 1,000 messages (ms)"] is None
     assert met["busy session, warm request on a fresh copy as % of json.dumps at 20,000"] is None
-    assert len(met) == 6
+    assert met["busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000"] is None
+    assert met["busy session, cold request / json.dumps of the same list before pruning at 20,000"] is None
+    assert len(met) == 8
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:
@@ -133,9 +146,21 @@ def test_cli_writes_json_and_markdown_without_local_paths(tmp_path: Path, record
     data = json.loads(out.read_text(encoding="utf-8"))
     text = md.read_text(encoding="utf-8")
     assert [r["name"] for r in data["sessions"]] == ["generated 40", "export.json"]
-    assert MACHINE_LABEL in text and "| generated 40 |" in text and "| export.json |" in text
+    assert MACHINE_LABEL in text and "| generated 40 |" in text and "| export.json |" in text and YARDSTICK_TITLE in text
     assert str(tmp_path) not in text
     assert "generated 40" in capsys.readouterr().out
+
+
+def test_cli_reports_cold_and_warm_as_ratios_to_json_dumps_on_a_small_busy_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.json"
+    assert main(["--sizes", "", "--busy-sizes", "30", "--repeat", "1", "--json", str(out)]) == 0
+    row = json.loads(out.read_text(encoding="utf-8"))["sessions"][0]
+    printed = capsys.readouterr().out
+    assert row["name"] == "busy 30" and row["cold_per_json_dumps"] > 0
+    assert YARDSTICK_TITLE in " ".join(printed.split())
+    assert f"{row['cold_per_json_dumps']:.2f}" in printed
 
 
 def test_cli_rejects_a_bad_size_list(capsys: pytest.CaptureFixture[str]) -> None:
