@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from dcp_plugin.pipeline.protection import clean_path, extract_paths
 
 WIDTH = 60
@@ -13,6 +15,12 @@ def call_label(tool: str, tool_input: object, directory: str | None = None, widt
     """`read src/a.py`, `bash make test`, `grep TODO in src`: the tool and what it worked on, on one line."""
     argument = key_argument(tool_input, directory)
     return f"{tool} {shorten(argument, width)}" if argument else tool
+
+
+@functools.lru_cache(maxsize=4096)
+def path_label(tool: str, path: str, directory: str | None = None) -> str:
+    """The label of a call whose only argument is ``path`` (a file read again): one per file, not per call."""
+    return call_label(tool, {"filePath": path}, directory)
 
 
 def key_argument(tool_input: object, directory: str | None = None) -> str:

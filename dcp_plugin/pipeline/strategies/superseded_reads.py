@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
-from dcp_plugin.pipeline.labels import call_label
+from dcp_plugin.pipeline.labels import path_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
 
@@ -68,7 +68,7 @@ class SupersededReads(ObserveOnly):
         return out
 
     def _edit(self, path: str, record: CallRecord) -> ReplaceOutput:
-        return ReplaceOutput(placeholder(call_label(record.tool, {"filePath": path}, self._directory)))
+        return ReplaceOutput(placeholder(path_label(record.tool, path, self._directory)))
 
     def _take(self, path: str, obsolete: Callable[[_Read], bool]) -> list[Proposal]:
         """Drop the live reads of ``path`` that are now obsolete; proposals for those that may be pruned."""
