@@ -57,6 +57,20 @@ class ContextMeter:
             end,
         )
 
+    def tokens_at(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        sent_prefix: SentPrefix,
+        image_tokens: int,
+        end: int,
+        rescan: bool = True,
+    ) -> int:
+        """The figure of :meth:`at` alone, for the request points of a walk (no snapshot is built).
+
+        ``rescan=False``: ``messages`` is the list read last, unchanged since (the same walk).
+        """
+        return self.tracker.tokens(messages, image_tokens, self._pruned_before(sent_prefix), end, rescan)
+
     def sent(self, count: int, sent_prefix: SentPrefix) -> None:
         """The request carrying the first ``count`` messages went out with the placeholders in force now."""
         self.tracker.sent(count, self._pruned_before(sent_prefix))

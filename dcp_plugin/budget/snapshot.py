@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dcp_plugin.budget.calibration import (
+    Calibration,
     Calibrator,
     EstimatorState,
+    Prediction,
     advance,
     predict,
 )
@@ -166,7 +168,7 @@ class BudgetTracker:
         self._mark = HistoryMark()
         self._sent.clear()
 
-    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int, end: int) -> None:
+    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int, end: int, rescan: bool = True) -> None:
         if image_tokens != self._image_tokens or not self._mark.continues(messages):
             self.reset()
             self._image_tokens = image_tokens
@@ -175,9 +177,14 @@ class BudgetTracker:
             # the history again up to ``end``; what was sent and what was learned stay.
             self._state = self._before_last = EstimatorState()
             self._mark = HistoryMark()
-        # Re-read the newest seen message: it may have gained parts or usage since.
-        state = self._before_last if self._state.count else self._state
-        before_last = state
+        if rescan or end < self._state.count:
+            # Re-read the newest seen message: it may have gained parts or usage since.
+            state = self._before_last if self._state.count else self._state
+            before_last = state
+        else:
+            # The same list, unchanged since the last read (one walk of the implied history): the
+            # newest message read is as it was, and reading it again gives the same state.
+            state, before_last = self._state, self._before_last
         for index in range(state.count, end):
             before_last = state
             state = advance(state, messages[index], self.calibrator, image_tokens)
@@ -217,18 +224,37 @@ class BudgetTracker:
             fallback = self.last or build_snapshot(0, None, 0)
             return fallback
 
-    def _snapshot(
-        self, model_limit: int | None, model_id: str | None, pruned_before: PrunedBefore, count: int
-    ) -> ContextSnapshot:
-        model = model_id or self._state.anchor_model
-        limit, source = resolve_context_limit(model, model_limit)
+    def tokens(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        image_tokens: int,
+        pruned_before: PrunedBefore,
+        end: int,
+        rescan: bool = True,
+    ) -> int:
+        """Only the figure of :meth:`observe` (no snapshot is built or kept): the estimated input tokens."""
+        try:
+            self._read(messages, image_tokens, end, rescan)
+            return self._tokens(pruned_before, end)[0]
+        except Exception:  # noqa: BLE001 - the path that never raises decides
+            return self.observe(messages, None, None, image_tokens, pruned_before, end).estimated_input_tokens
+
+    def _tokens(self, pruned_before: PrunedBefore, count: int) -> tuple[int, Prediction, Calibration, int]:
+        """(the context now, the prediction it starts from, the calibration used, the tokens pruned since)."""
         prediction = predict(self._state, self.calibrator)
         calibration = self.calibrator.by_model.get(self._state.anchor_model or "") or self.calibrator.active()
         anchor = self._state.anchor_index if prediction.path == "reported" else None
         removed = pruned_since_report(anchor, count, pruned_before, self._sent)
         # Placeholders are counted at the fixed ratios of tool content: calibrate them like the tail.
         removed = calibration.scale(ContentEstimate(json=removed)) if removed else 0
-        tokens = max(0, prediction.tokens - removed)
+        return max(0, prediction.tokens - removed), prediction, calibration, removed
+
+    def _snapshot(
+        self, model_limit: int | None, model_id: str | None, pruned_before: PrunedBefore, count: int
+    ) -> ContextSnapshot:
+        model = model_id or self._state.anchor_model
+        limit, source = resolve_context_limit(model, model_limit)
+        tokens, prediction, calibration, removed = self._tokens(pruned_before, count)
         snap = build_snapshot(
             tokens,
             prediction.reported_prompt,

@@ -202,25 +202,29 @@ class SessionState:
         # The newest message seen may have grown since the last update: the walk's first sync reads
         # it again; the list does not change while it is walked, so the later syncs need not.
         rescan = True
+        first = True  # the walk's first scheduled request: the meter re-reads the newest message it read
         for count, unscheduled in timeline.requests(self.messages):
             seen = self.ledger.mark.count
             self._sync(count, changed_from, point=True, rescan=rescan)
             changed_from = None
             rescan = rescan and count < seen
             if unscheduled:
-                self._schedule(count)
+                self._schedule(count, first)
+                first = False
         end = len(self.messages)
         self._sync(end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
         if request and end > timeline.scheduled_end:
-            self._schedule(end)
+            self._schedule(end, first)
 
-    def _schedule(self, count: int) -> None:
+    def _schedule(self, count: int, first: bool = True) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         timeline, scheduler = self.timeline, self.scheduler
         model = request_model(timeline.model, self.host_model)
         image_tokens = self.config.context_budget.image_token_estimate
-        tokens = self.meter.at(self.messages, scheduler.sent_prefix, model, image_tokens, count).estimated_input_tokens
+        # The list does not change while one update walks it: only its first scheduled request
+        # re-reads the newest message the meter had read.
+        tokens = self.meter.tokens_at(self.messages, scheduler.sent_prefix, image_tokens, count, rescan=first)
         ladder = ladder_of(model.model_id, model.context_limit)
         due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
