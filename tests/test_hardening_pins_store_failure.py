@@ -19,7 +19,7 @@ from dcp_plugin.pipeline.ids import short_id
 
 KB = "x" * 2000
 # Every output but a pinned one is masked at once.
-MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0}}
+MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0, "keepCalls": 0}}
 
 
 class Clock:
