@@ -121,7 +121,7 @@ def test_once_the_context_reached_the_trigger_masking_is_a_window_for_good():
     more = [user(), read("f3.py"), answer()]
     # 3,000 tokens of outputs reach the trigger: f1 goes, leaving about 1,000. With f3 the context
     # is about 2,000, under the trigger, but masking has started: f2 goes too, outside the kept 1,000.
-    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000, mode="window")) == [
         masked(first[1], "f1.py", 2000),
         masked(first[2], "f2.py"),
         KB,

@@ -64,9 +64,9 @@ class SupersededTodosConfig(Section):
 
 class MaskOldOutputsConfig(Section):
     enabled: bool = True
-    trigger: Trigger = "warn"
-    mode: MaskMode = "window"
-    keep_tokens: int = Field(default=10_000, ge=0, alias="keepTokens")
+    trigger: Trigger = 100_000
+    mode: MaskMode = "batch"
+    keep_tokens: int = Field(default=5_000, ge=0, alias="keepTokens")
     keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
