@@ -449,8 +449,9 @@ def reference_decisions(
             held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
             total = sum(tokens for call_id, tokens in size.items() if call_id not in held)
             latest = max((c["seq"] for c in seen), default=-1)
-            started = started or context >= limit  # once reached, masking is a window for good
-            if started:
+            # once reached, a window masks for good; a batch masks only where the context reached it
+            started = started or (context >= limit and mask.mode == "window")
+            if started or context >= limit:
                 for c in candidates:
                     tokens = size[c["id"]]
                     if c["id"] in held:

@@ -45,6 +45,7 @@ strategies_config = st.fixed_dictionaries(
             {
                 "enabled": st.booleans(),
                 "trigger": st.sampled_from([1000, 1500, 3000, 0.005, 0.01, "warn"]),
+                "mode": st.sampled_from(["window", "batch"]),
                 "keepTokens": st.sampled_from([0, 150, 400, 2000]),
                 "keepTurns": st.integers(0, 2),
                 "keepCalls": st.sampled_from([0, 1, 3]),

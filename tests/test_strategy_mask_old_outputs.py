@@ -121,9 +121,33 @@ def test_once_the_context_reached_the_trigger_masking_is_a_window_for_good():
     more = [user(), read("f3.py"), answer()]
     # 3,000 tokens of outputs reach the trigger: f1 goes, leaving about 1,000. With f3 the context
     # is about 2,000, under the trigger, but masking has started: f2 goes too, outside the kept 1,000.
-    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000)) == [
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000, mode="window")) == [
         masked(first[1], "f1.py", 2000),
         masked(first[2], "f2.py"),
+        KB,
+    ]
+
+
+def test_a_batch_masks_down_to_the_kept_outputs_and_waits_for_the_context_to_reach_the_trigger_again():
+    first = [user(), read("f1.py", KB * 2), read("f2.py"), answer()]
+    more = [user(), read("f3.py"), answer()]
+    # The same history as the window's: f1 goes at the trigger, but with f3 the context is back
+    # under it, so f2 stays.
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000, mode="batch")) == [
+        masked(first[1], "f1.py", 2000),
+        KB,
+        KB,
+    ]
+
+
+def test_a_batch_masks_again_once_the_context_grew_back_to_the_trigger():
+    first = [user(), read("f1.py", KB * 2), read("f2.py"), answer()]
+    more = [user(), read("f3.py"), read("f4.py"), answer()]
+    # With f3 and f4 the context is about 3,000 tokens again: f2 and f3 go, f4 is the kept 1,000.
+    assert outputs(first + more, mask(trigger=2500, keep_tokens=1000, mode="batch")) == [
+        masked(first[1], "f1.py", 2000),
+        masked(first[2], "f2.py"),
+        masked(more[1], "f3.py"),
         KB,
     ]
 

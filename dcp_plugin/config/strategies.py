@@ -24,6 +24,11 @@ MASK_OLD_OUTPUTS = "maskOldOutputs"
 # runs of one command that differ only there are the same call.
 DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 
+# How maskOldOutputs acts once the context reached its trigger: "window" masks everything but the
+# kept outputs at every request from then on; "batch" masks down to the kept outputs at each
+# request whose context reached the trigger, then lets the context grow back to it.
+MaskMode = Literal["window", "batch"]
+
 # The budget tiers (see budget.thresholds.Tier) a trigger may name.
 TriggerTier = Literal["warn", "auto", "hard"]
 Trigger = TriggerTier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
@@ -59,8 +64,9 @@ class SupersededTodosConfig(Section):
 
 class MaskOldOutputsConfig(Section):
     enabled: bool = True
-    trigger: Trigger = "warn"
-    keep_tokens: int = Field(default=10_000, ge=0, alias="keepTokens")
+    trigger: Trigger = 100_000
+    mode: MaskMode = "batch"
+    keep_tokens: int = Field(default=5_000, ge=0, alias="keepTokens")
     keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")

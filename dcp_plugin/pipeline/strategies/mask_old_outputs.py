@@ -1,18 +1,21 @@
 """Mask old outputs: once the context reached the trigger, tool outputs older than the newest ones become one line.
 
 Once a request's estimated context (every decision so far counted as written) has reached the
-trigger, masking is a window for the rest of the session: at every request, every maskable
-output older than the kept ones is replaced by a placeholder that names the tool, its key
-argument and the size removed. (Stopping again once the decisions brought the context back
+trigger, in ``window`` mode masking is on for the rest of the session: at every request, every
+maskable output older than the kept ones is replaced by a placeholder that names the tool, its
+key argument and the size removed. (Stopping again once the decisions brought the context back
 under the trigger would leave a deep batch waiting whose rewrite, everything after it, never
-pays: on a recorded session 58 masks waited 121 requests.) Kept: the newest outputs up to
-``keepTokens`` tokens, the outputs of the newest ``keepCalls`` calls, every output of the last
-``keepTurns`` user turns, the newest read of each of the files the agent touched last (read,
-edited or wrote) up to ``keepFileTokens`` tokens in all (the text an edit replaces is nearly
-always copied from the newest read of its file), errors (their output is the error message,
-which is never touched), protected tools (the built-in list, with `task`, plus
-``protectedTools``), protected paths and outputs the user pinned. The decisions go through the
-cache scheduler like every other, so the placeholders are written in batches.
+pays: on a recorded session 58 masks waited 121 requests.) In ``batch`` mode (the default) it is
+a hysteresis instead: each request whose context reached the trigger masks down to the kept
+outputs, and the context grows back to the trigger before the next batch, so what came since
+stays whole.
+Kept: the newest outputs up to ``keepTokens`` tokens, the outputs of the newest ``keepCalls``
+calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
+the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
+an edit replaces is nearly always copied from the newest read of its file), errors (their output
+is the error message, which is never touched), protected tools (the built-in list, with `task`,
+plus ``protectedTools``), protected paths and outputs the user pinned. The decisions go through
+the cache scheduler like every other, so the placeholders are written in batches.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Iterable
 
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
-from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskOldOutputsConfig, Trigger
+from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskMode, MaskOldOutputsConfig, Trigger
 from dcp_plugin.model.messages import output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
@@ -61,8 +64,10 @@ class MaskOldOutputs:
         protected_tools: frozenset[str],
         keep_calls: int = 0,
         keep_file_tokens: int = 0,
+        mode: MaskMode = "window",
     ) -> None:
         self.trigger = trigger
+        self.mode = mode
         self.keep_tokens = keep_tokens
         self.keep_turns = keep_turns
         self.keep_calls = keep_calls
@@ -124,7 +129,9 @@ class MaskOldOutputs:
         if not self._started:
             if progress.context_tokens() < trigger_tokens(self.trigger, progress.thresholds):
                 return ()
-            self._started = True  # from now on a window: everything older than the kept outputs goes
+            # A window from now on: everything older than the kept outputs goes at every request.
+            # A batch masks down to the kept outputs now and waits for the context to reach the trigger again.
+            self._started = self.mode == "window"
         held = self._working_set()
         free = self._tokens - sum(self._tokens_of[seq] for seq in held)
         kept: list[tuple[int, int, CallRecord]] = []
@@ -162,6 +169,7 @@ def build(config: MaskOldOutputsConfig) -> MaskOldOutputs | None:
         HARDCODED_PROTECTED_TOOLS | frozenset(config.protected_tools),
         config.keep_calls,
         config.keep_file_tokens,
+        config.mode,
     )
 
 
