@@ -431,7 +431,7 @@ def reference_decisions(
                 if isinstance(trigger, str)
                 else int(trigger * thresholds.window)
                 if isinstance(trigger, float)
-                else trigger
+                else min(trigger, thresholds.hard)  # a count past the hard tier is the hard tier
             )
             stored = sum(message_tokens[:end])
             context = overhead + stored - sum(o.saved for o in run.owners.values())

@@ -94,6 +94,15 @@ def test_the_trigger_can_be_a_tier_of_the_budget_ladder():
     assert outputs(seven, mask(trigger="warn"), model)[0] == masked(seven[1], "f1.py")
 
 
+def test_a_token_trigger_past_a_small_windows_hard_tier_starts_masking_at_the_hard_tier():
+    # A 10,000-token window: hard at 8,084 tokens, far below a trigger of 100,000.
+    model = {"id": "small-model", "providerID": "local", "limit": {"context": 10_000}}
+    seven = [user(), *(read(f"f{i}.py") for i in range(1, 8)), answer()]
+    nine = [user(), *(read(f"f{i}.py") for i in range(1, 10)), answer()]
+    assert outputs(seven, mask(trigger=100_000), model) == [KB] * 7
+    assert outputs(nine, mask(trigger=100_000), model)[0] == masked(nine[1], "f1.py")
+
+
 def test_the_trigger_can_be_a_fraction_of_the_window():
     model = {"id": "small-model", "providerID": "local", "limit": {"context": 10_000}}
     assert outputs(six_reads(), mask(trigger=0.7), model) == [KB] * 6

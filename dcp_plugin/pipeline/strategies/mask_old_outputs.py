@@ -42,12 +42,16 @@ def placeholder(label: str, tokens: int) -> str:
 
 
 def trigger_tokens(trigger: Trigger, thresholds: Thresholds) -> int:
-    """The context size, in tokens, at which masking starts for this model's window."""
+    """The context size, in tokens, at which masking starts for this model's window.
+
+    A token count past the window's hard tier counts as the hard tier: the default 100,000 would
+    never be reached in a 32K window, where the host compacts long before.
+    """
     if isinstance(trigger, str):
         return int(getattr(thresholds, trigger))
     if isinstance(trigger, float):
         return int(trigger * thresholds.window)
-    return trigger
+    return min(trigger, thresholds.hard)
 
 
 READ_TOOLS = frozenset({"read"})
