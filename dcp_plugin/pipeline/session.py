@@ -205,12 +205,16 @@ class SessionState:
         first = True  # the walk's first scheduled request: the meter re-reads the newest message it read
         for count, unscheduled in timeline.requests(self.messages):
             seen = self.ledger.mark.count
-            self._sync(count, changed_from, point=True, rescan=rescan)
+            # A request the plugin never saw goes as incremental operation sent it: synced, then
+            # scheduled; the strategies acting on the context measure it once it was answered, as
+            # it was sent (the request the latest update ended with only has that second part).
+            self._sync(count, changed_from, point=not unscheduled, rescan=rescan)
             changed_from = None
             rescan = rescan and count < seen
             if unscheduled:
                 self._schedule(count, first)
                 first = False
+                self._advance(count, point=True, new_turns=False)
         end = len(self.messages)
         self._sync(end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
@@ -271,17 +275,24 @@ class SessionState:
             for record, state in zip(group, states, strict=True):
                 self._observe(record, state)
         arbiter.release()
-        # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        self._advance(end, point=point, new_turns=result.new_turns)
+
+    def _advance(self, end: int, *, point: bool, new_turns: bool) -> None:
+        """Let the time-driven strategies act on the first ``end`` messages (synced already).
+
+        They see every decision the calls so far led to, whenever they came.
+        """
         model = request_model(self.timeline.model, self.host_model)
         progress = Progress(
-            ledger.turn,
-            result.new_turns,
+            self.ledger.turn,
+            new_turns,
             point,
             ladder_of(model.model_id, model.context_limit),
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
         )
+        arbiter = self.arbiter
         for name, strategy in self.strategies:
             for record, edit in strategy.advance(progress):
                 arbiter.propose(record, name, edit)
@@ -315,15 +326,17 @@ class SessionState:
                 arbiter.propose(target, name, edit)
 
     def _context_tokens(self, end: int) -> int:
-        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
+        """The estimated prompt of the request holding the first ``end`` messages, as it was sent.
 
-        Waiting decisions count as written: what a strategy decides never depends on when the
-        scheduler writes placeholders.
+        Only written placeholders count: a decision the scheduler keeps waiting (deep in a warm
+        prefix, in an autonomous run that never pauses) relieves nothing, and counting it would
+        keep masking from ever starting while the provider reads the whole history. The request
+        was scheduled before this is asked (see :meth:`_walk`), so every run measures the same.
         """
         scheduler = self.scheduler
         # What a user swept does not count: a restart re-applies sweeps from the start, where they
         # would otherwise have relieved the pressure earlier than they did the first time.
-        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self.arbiter.user_saved
+        return scheduler.sent_prefix(end) + scheduler.overhead + self.arbiter.user_saved
 
     # -- the model's tools --------------------------------------------------------------------
     def _scope(self) -> Scope:
