@@ -235,3 +235,18 @@ def test_a_warm_autonomous_run_past_the_trigger_writes_its_batch_although_its_re
     assert max(c.tokens_without for c in costs) > 1.3 * trigger
     assert {d.strategy for d in state.in_force()} >= {"deduplication", "maskOldOutputs"}
     assert costs[-1].tokens_with < trigger
+
+
+def test_a_batch_not_written_yet_takes_in_what_grows_old_until_its_rewrite_is_affordable():
+    # Forty-five different files, nothing superseded: at the trigger the batch's rewrite (the kept
+    # outputs processed again) costs more than the overdraft allows. A batch that stayed as it was
+    # would only get dearer with every newer output behind it; topped up instead, it gets written.
+    messages = autonomous_rereads(rounds=1, files=45)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state.update(messages)
+    costs = state.scheduler.take_costs()
+    trigger = state.config.strategies.mask_old_outputs.trigger
+    first = next(c for c in costs if c.tokens_without >= trigger)
+    written = next(c for c in costs if c.applied)
+    assert written.count > first.count and written.rule == "pays"
+    assert costs[-1].tokens_with < trigger < costs[-1].tokens_without
