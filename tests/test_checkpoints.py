@@ -263,3 +263,12 @@ def test_the_readme_states_the_interval_the_bound_and_the_idle_drop() -> None:
     assert f"read {checkpoints_mod.EVERY_MESSAGES:,} messages since its last checkpoint" in text
     assert f"The newest {checkpoints_mod.MAX_FILES} are kept" in text
     assert DEFAULT_IDLE_SECONDS == 2 * 3600 and "dropped it after two hours idle" in text
+
+
+def test_a_package_installed_without_sources_keeps_no_checkpoints(
+    tmp_path: Path, session: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing would tell one installed version from the next: a checkpoint could outlive its code.
+    monkeypatch.setattr(checkpoints_mod, "code_fingerprint", lambda: None)
+    stopped_after(tmp_path, session, points(session))
+    assert checkpoint_files(tmp_path) == []

@@ -58,12 +58,15 @@ Take = Callable[[], "tuple[str, int, bytes] | None"]
 
 
 @functools.cache
-def code_fingerprint() -> str:
-    """A digest of the installed package's source: a checkpoint is read only by the code that wrote it."""
+def code_fingerprint() -> str | None:
+    """A digest of the installed package's source, None without sources: a checkpoint is read only by the code that wrote it."""
     root = Path(__file__).resolve().parents[1]  # the dcp_plugin package
+    sources = sorted(root.rglob("*.py"))
+    if not sources:
+        return None  # installed without its sources: nothing tells one version from the next
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
-    for path in sorted(root.rglob("*.py")):
+    for path in sources:
         digest.update(path.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
@@ -114,7 +117,9 @@ class Checkpoints:
     """The checkpoint folder of one store: loads on a session's first sight, writes from a background thread."""
 
     def __init__(self, folder: Path | None) -> None:
-        self.folder = folder
+        self.wanted = folder  # the folder asked for
+        # None (no store on disk, or no sources to fingerprint the code by): no checkpoints.
+        self.folder = folder if folder is not None and code_fingerprint() is not None else None
         self._jobs: queue.Queue[tuple[str, Take]] = queue.Queue()
         self._waiting: set[str] = set()
         self._lock = threading.Lock()

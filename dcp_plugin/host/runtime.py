@@ -407,7 +407,7 @@ class Runtime:
         """The checkpoints beside the store in use (none without a store on disk)."""
         store = self._persistence.store()
         folder = store.path.parent / FOLDER if isinstance(store, store_mod.Store) else None
-        if self._checkpoints.folder != folder:
+        if self._checkpoints.wanted != folder:
             self._checkpoints = Checkpoints(folder)
         return self._checkpoints
 
