@@ -16,6 +16,7 @@ from dcp_plugin.model.tokens import (
     ZERO,
     ContentEstimate,
     ReportedUsage,
+    Split,
     estimate_message_split,
     next_prompt_tokens,
     reported_usage,
@@ -237,11 +238,15 @@ def advance(
     message: Mapping[str, Any],
     calibrator: Calibrator | None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    split: Split | None = None,
 ) -> EstimatorState:
-    """The state after one more message; teaches ``calibrator`` when the message reports usage."""
+    """The state after one more message; teaches ``calibrator`` when the message reports usage.
+
+    ``split``: the message's :func:`estimate_message_split`, when the caller has it already.
+    """
     if not isinstance(message, Mapping):
         return replace(state, count=state.count + 1)
-    model, incoming = estimate_message_split(message, image_tokens)
+    model, incoming = split if split is not None else estimate_message_split(message, image_tokens)
     usage = reported_usage(message)
     index = state.count
     if usage is None:

@@ -51,6 +51,9 @@ class ContentEstimate(NamedTuple):
 
 ZERO = ContentEstimate()
 
+# One message's estimate as (model side, incoming): see :func:`estimate_message_split`.
+Split = tuple[ContentEstimate, ContentEstimate]
+
 
 class ReportedUsage(NamedTuple):
     """Provider-reported usage of one assistant step.
@@ -178,9 +181,7 @@ def estimate_part_split(
     return ZERO, ZERO
 
 
-def estimate_message_split(
-    message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS
-) -> tuple[ContentEstimate, ContentEstimate]:
+def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> Split:
     """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
     # Plain int sums rather than ContentEstimate.plus per part: the same totals, without a
     # tuple per part (every message of a long session is estimated on a cold request).

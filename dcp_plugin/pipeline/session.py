@@ -196,6 +196,7 @@ class SessionState:
             self._walk(None, request)
         finally:
             self.messages = ()
+            self.timeline.end_walk()
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline
@@ -224,7 +225,9 @@ class SessionState:
         image_tokens = self.config.context_budget.image_token_estimate
         # The list does not change while one update walks it: only its first scheduled request
         # re-reads the newest message the meter had read.
-        tokens = self.meter.tokens_at(self.messages, scheduler.sent_prefix, image_tokens, count, rescan=first)
+        tokens = self.meter.tokens_at(
+            self.messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
+        )
         ladder = ladder_of(model.model_id, model.context_limit)
         due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
