@@ -250,11 +250,17 @@ def advance(
     usage = reported_usage(message)
     index = state.count
     if usage is None:
-        return replace(
-            state,
-            tail=state.tail.plus(model).plus(incoming),
-            history=state.history.plus(model).plus(incoming),
-            count=index + 1,
+        # Built directly, not with dataclasses.replace: this runs for every message of a history.
+        both = model.plus(incoming)
+        return EstimatorState(
+            state.anchor,
+            state.anchor_model,
+            state.anchor_index,
+            state.tail.plus(both),
+            state.history.plus(both),
+            state.history_reported_model,
+            state.history_reported_carried,
+            index + 1,
         )
     model_id = _model_of(message)
     if calibrator is not None:
