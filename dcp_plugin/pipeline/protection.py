@@ -84,6 +84,12 @@ def patch_paths(patch: str, *, trimmed: bool = False) -> list[str]:
     return found
 
 
+# Distinct paths whose normal form is remembered: a session names the same files over and over
+# (a cold request reads every call of its history, and labels name them again).
+PATH_CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
 def clean_path(path: str) -> str:
     """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given.
 
@@ -105,6 +111,7 @@ def is_absolute(path: str) -> bool:
     return path.startswith("/") or bool(_DRIVE.match(path))
 
 
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
 def absolute_path(path: str, directory: str) -> str:
     """The normalized absolute path, relative paths resolved against the project directory."""
     path = clean_path(path)
