@@ -73,8 +73,8 @@ class Timeline:
                 self.walked.append(split)
         self.time_ms = max(self.time_ms, message_time(message))
         ref = model_ref(info_of(message))
-        if ref is not None and ref.model_id is not None:
-            self.model = ref
+        if ref is not None and ref.model_id is not None and ref != self.model:
+            self.model = ref  # kept while the messages name the same model: the session's answers for it stay
 
     def end_walk(self) -> None:
         """The walked list is let go: its messages may change before the next walk (a tool finishing)."""
