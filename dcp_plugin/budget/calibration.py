@@ -57,6 +57,8 @@ class Calibration:
     first_prompt: int | None = None
     first_history: ContentEstimate = ZERO
     first_carried: int = 0
+    # The fit of the sums it was solved for: every request point of a walk asks for it.
+    _fit: tuple[tuple[float, ...], tuple[float, float]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def observe_step(self, new_tokens: int, new: ContentEstimate) -> bool:
         """Record that content estimated as ``new`` cost ``new_tokens`` reported tokens."""
@@ -90,6 +92,15 @@ class Calibration:
         """Multipliers (text, json) on the fixed-ratio estimates; (1, 1) until there is data."""
         if not self.observations:
             return 1.0, 1.0
+        sums = (self.stt, self.sjj, self.stj, self.str_, self.sjr)
+        fit = self._fit
+        if fit is not None and fit[0] == sums:
+            return fit[1]
+        solved = self._solve()
+        self._fit = (sums, solved)
+        return solved
+
+    def _solve(self) -> tuple[float, float]:
         lam = float(PRIOR_TOKENS * PRIOR_TOKENS)
         a11, a12, a22 = self.stt + lam, self.stj, self.sjj + lam
         b1, b2 = self.str_ + lam, self.sjr + lam
