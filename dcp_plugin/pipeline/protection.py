@@ -48,9 +48,13 @@ _EXTENDED = re.compile(r"^//[?.]/(UNC/)?", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
+# Every key a path can be read from: an input with none of them (most commands, searches) names none.
+_PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
+
+
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
-    if not isinstance(tool_input, dict):
+    if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
         return ()
     found: list[str] = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
     patch = tool_input.get(PATCH_KEY)

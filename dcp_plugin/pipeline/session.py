@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 
 from dcp_plugin.budget.limits import resolve_context_limit
@@ -43,6 +44,9 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
     """The budget ladder of a model: its thresholds for its context limit (the host's, else the table's)."""
     limit, _ = resolve_context_limit(model_id, context_limit)
     return compute_thresholds(limit)
+
+
+_MESSAGE_INDEX = operator.attrgetter("message_index")
 
 
 class _LateChange(Exception):
@@ -282,10 +286,12 @@ class SessionState:
         # order: who claims a field first follows the conversation, however requests cut it.
         # One message's calls at a time (they arrive in order): the model's tool calls among them
         # are judged on the history before that message, as they were when the host ran them.
-        for _, calls in itertools.groupby(result.finished, key=lambda record: record.message_index):
+        tools = self.tools
+        for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
             group = list(calls)
             states = [self._state_of(record) or {} for record in group]
-            owned = [(record, state) for record, state in zip(group, states, strict=True) if self.tools.owns(record)]
+            # Without the model's tools offered no call is theirs (the common case, asked per call).
+            owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)] if tools.names else []
             if owned:
                 self._take_calls(owned)
             for record, state in zip(group, states, strict=True):
