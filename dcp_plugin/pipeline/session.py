@@ -104,6 +104,8 @@ class SessionState:
         self.messages: Sequence[Message] = ()
         # The context meter outlives epochs: what its calibration learned stays after a start-over.
         self.meter = ContextMeter()
+        # Loaded from a checkpoint and not updated since: the next update checks every message id.
+        self._resumed = False
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -125,6 +127,22 @@ class SessionState:
         """Start over on the next update, as if the history were new."""
         self.restarts += 1
         self._start_over()
+
+    def resume(self, config: DcpConfig) -> None:
+        """This state was loaded from a checkpoint: take ``config`` (equal to its own) and a new epoch number.
+
+        The host may have rewritten any message while no process watched it: the next update
+        checks every message id read so far, not only the history's fingerprint.
+        """
+        self.config = config
+        self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
+        self.epoch = next(_EPOCHS)
+        self._resumed = True
+
+    @property
+    def messages_read(self) -> int:
+        """Messages of the current history this epoch has read (a checkpoint saves walking them again)."""
+        return self.timeline.read
 
     def reconfigure(self, config: DcpConfig) -> None:
         """Adopt a changed config: decisions are recomputed from scratch on the next update."""
@@ -183,7 +201,8 @@ class SessionState:
         ``model``: the host's model for this request (its context limit decides the tiers).
         """
         self.host_model = model
-        if not self.ledger.continues(messages, changed_from):
+        check_from, self._resumed = (0 if self._resumed else changed_from), False
+        if not self.ledger.continues(messages, check_from):
             self.restart()
             changed_from = None
         self.messages = messages
