@@ -233,12 +233,17 @@ class SessionState:
         first = True  # the walk's first scheduled request: the meter re-reads the newest message it read
         for count, unscheduled in timeline.requests(self.messages):
             seen = self.ledger.mark.count
-            self._sync(count, changed_from, point=True, rescan=rescan)
+            # Incremental operation schedules a request before it knows the request is answered; the
+            # next update finds the answer (a point) and time-driven strategies act there, after that
+            # schedule. A request replayed here (first sight, restart) keeps that order, so what they
+            # decide at a point waits for the next request in both runs.
+            self._sync(count, changed_from, point=not unscheduled, rescan=rescan)
             changed_from = None
             rescan = rescan and count < seen
             if unscheduled:
                 self._schedule(count, first)
                 first = False
+                self._advance(count, point=True)
         end = len(self.messages)
         self._sync(end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
@@ -316,10 +321,15 @@ class SessionState:
             for record, state in zip(group, states, strict=True):
                 self._observe(record, state)
         arbiter.release()
+        self._advance(end, point=point, new_turns=result.new_turns)
+
+    def _advance(self, end: int, *, point: bool, new_turns: bool = False) -> None:
+        """Let time-driven strategies act on the first ``end`` messages, synced already (``point``: see _sync)."""
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
+        arbiter = self.arbiter
         progress = Progress(
-            ledger.turn,
-            result.new_turns,
+            self.ledger.turn,
+            new_turns,
             point,
             self._request_model()[1],
             self.directory,
