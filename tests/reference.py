@@ -5,8 +5,10 @@ history (one before each assistant message, then the final one), with no increme
 who claims a field first follows the conversation (the call whose arrival made another one
 obsolete), strategies in registry order for the same arrival; a cut gives way to a whole
 replacement and later cuts join earlier ones; calls younger than turn protection allows wait
-for it; `maskOldOutputs` acts at answered requests whose context (every decision so far
-counted) reached its trigger.
+for it; `maskOldOutputs` acts at answered requests whose context, as the request sent it,
+reached its trigger. Without the cache scheduler every decision so far was sent; with it, which
+placeholders a request carried is the scheduler's choice, which this reference does not
+re-implement: the caller passes what the runtime wrote (:func:`written_by`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +25,7 @@ from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage, tokens_removed
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.ids import SHORT, short_id
 from dcp_plugin.pipeline.labels import call_label, relative
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
@@ -182,12 +186,39 @@ def _collect(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return calls
 
 
+Written = Callable[[int, int], int]
+
+
+def written_by(in_force: Iterable[Decision]) -> Written:
+    """(messages, request number) -> tokens the placeholders that request carried removed from those messages.
+
+    From the decisions in force at the end of a run: each one counts from the request it was
+    first written in; before that, the one it replaced (if that was written) counts.
+    """
+    forced = list(in_force)
+
+    def removed(end: int, number: int) -> int:
+        total = 0
+        for decision in forced:
+            if decision.record.message_index >= end:
+                continue
+            current: Decision | None = decision
+            while current is not None and (current.applied_at is None or current.applied_at > number):
+                current = current.replaces
+            total += current.tokens_saved if current is not None else 0
+        return total
+
+    return removed
+
+
 def reference_decisions(
-    messages: list[dict[str, Any]], config: DcpConfig, directory: str
+    messages: list[dict[str, Any]], config: DcpConfig, directory: str, written: Written | None = None
 ) -> dict[tuple[str, str], str]:
     """(call id, field) -> strategy, computed by looking at the history from scratch at every request.
 
     A field is listed only when its placeholder removes at least one estimated token.
+    ``written``: what the placeholders of each request removed (see :func:`written_by`), needed
+    with the cache scheduler on; without it every decision made so far counts as sent.
     """
     run = Run(messages, config, directory, _collect(messages))
     # The prompt outside the messages (system prompt, tools): what the first reported usage holds
@@ -398,7 +429,7 @@ def reference_decisions(
     previous = 0
     seen: list[dict[str, Any]] = []
     model: dict[str, Any] = {}
-    for end, point in [*((p, True) for p in points), (len(messages), False)]:
+    for number, (end, point) in enumerate([*((p, True) for p in points), (len(messages), False)], 1):
         run.turn = sum(1 for m in messages[:end] if m["info"].get("role") == "user")
         for m in messages[:end]:
             ref = m["info"].get("modelID") or (m["info"].get("model") or {}).get("modelID")
@@ -434,7 +465,9 @@ def reference_decisions(
                 else min(trigger, thresholds.hard)  # a count past the hard tier is the hard tier
             )
             stored = sum(message_tokens[:end])
-            context = overhead + stored - sum(o.saved for o in run.owners.values())
+            # Measured as the request sent it: after it was scheduled, so what it wrote counts.
+            removed = sum(o.saved for o in run.owners.values()) if written is None else written(end, number)
+            context = overhead + stored - removed
             candidates = [
                 c
                 for c in seen

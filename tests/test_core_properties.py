@@ -11,7 +11,7 @@ import pytest
 from helpers import hook_transform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import reference_decisions
+from reference import reference_decisions, written_by
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
@@ -177,6 +177,13 @@ def decisions(runtime: Runtime) -> dict[tuple[str, str], str]:
     return out
 
 
+def reference(runtime: Runtime, messages: list[dict[str, Any]], config: DcpConfig) -> dict[tuple[str, str], str]:
+    """The reference semantics of ``messages``, told what the runtime's cache scheduler wrote when."""
+    views = [runtime.view(sid) for sid in runtime.session_ids()]
+    in_force = [d for view in views if view is not None for d in view.in_force]
+    return reference_decisions(messages, config, PROJECT, written_by(in_force) if config.cache.scheduler else None)
+
+
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -184,7 +191,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @given(histories(), configs)
 def test_decisions_equal_the_reference_semantics(messages, config):
     _, runtime = run_once(messages, config)
-    assert decisions(runtime) == reference_decisions(messages, config, PROJECT)
+    assert decisions(runtime) == reference(runtime, messages, config)
 
 
 @SETTINGS
@@ -302,7 +309,7 @@ def test_rewritten_history_equals_from_scratch(first, second, config, keep):
     hook_transform(runtime, {}, {"messages": out})
     scratch, _ = run_once(rewritten, config)
     assert out == scratch
-    assert decisions(runtime) == reference_decisions(rewritten, config, PROJECT)
+    assert decisions(runtime) == reference(runtime, rewritten, config)
 
 
 @SETTINGS

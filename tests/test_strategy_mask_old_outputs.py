@@ -211,3 +211,42 @@ def test_outputs_of_other_tools_are_not_held_by_the_working_set():
     messages = [user(), read("a.py"), grep, read("b.py"), answer()]
     out = outputs(messages, mask(keepFileTokens=10_000, keep_tokens=0))
     assert out == [KB, named(placeholder("grep TODO in src/a.py", 1000), grep), KB]
+
+
+def autonomous_rereads(rounds: int = 5, files: int = 8, tokens: int = 3600) -> list[dict[str, Any]]:
+    """One user message, then the same files read round after round, a second apart (the cache stays warm)."""
+    clock = 1_790_000_000_000
+    reads = [read(f"m{i}.py", "y" * int(tokens * 3.5)) for _ in range(rounds) for i in range(files)]
+    messages = [user(), *reads, answer()]
+    for i, message in enumerate(messages):
+        message["info"]["time"] = {"created": clock + 1000 * i}
+    return messages
+
+
+def test_a_warm_autonomous_run_past_the_trigger_writes_its_batch_although_its_rereads_wait():
+    # Each re-read makes the older read a duplicate, deep in the warm prefix: written alone, those
+    # would never pay within the overdraft. Counted as written, they kept the context at a fifth of
+    # what was sent, so masking never started and nothing was written while 144,000 tokens went out.
+    messages = autonomous_rereads()
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state.update(messages)
+    costs = state.scheduler.take_costs()
+    trigger = state.config.strategies.mask_old_outputs.trigger
+    assert max(c.tokens_without for c in costs) > 1.3 * trigger
+    assert {d.strategy for d in state.in_force()} >= {"deduplication", "maskOldOutputs"}
+    assert costs[-1].tokens_with < trigger
+
+
+def test_a_batch_not_written_yet_takes_in_what_grows_old_until_its_rewrite_is_affordable():
+    # Forty-five different files, nothing superseded: at the trigger the batch's rewrite (the kept
+    # outputs processed again) costs more than the overdraft allows. A batch that stayed as it was
+    # would only get dearer with every newer output behind it; topped up instead, it gets written.
+    messages = autonomous_rereads(rounds=1, files=45)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state.update(messages)
+    costs = state.scheduler.take_costs()
+    trigger = state.config.strategies.mask_old_outputs.trigger
+    first = next(c for c in costs if c.tokens_without >= trigger)
+    written = next(c for c in costs if c.applied)
+    assert written.count > first.count and written.rule == "pays"
+    assert costs[-1].tokens_with < trigger < costs[-1].tokens_without

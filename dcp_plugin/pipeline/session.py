@@ -369,15 +369,17 @@ class SessionState:
                 arbiter.propose(target, name, edit)
 
     def _context_tokens(self, end: int) -> int:
-        """The estimated prompt of a request holding the first ``end`` messages with every decision so far written.
+        """The estimated prompt of the request holding the first ``end`` messages, as it was sent.
 
-        Waiting decisions count as written: what a strategy decides never depends on when the
-        scheduler writes placeholders.
+        Only written placeholders count: a decision the scheduler keeps waiting (deep in a warm
+        prefix, in an autonomous run that never pauses) relieves nothing, and counting it would
+        keep masking from ever starting while the provider reads the whole history. The request
+        was scheduled before this is asked (see :meth:`_walk`), so every run measures the same.
         """
         scheduler = self.scheduler
         # What a user swept does not count: a restart re-applies sweeps from the start, where they
         # would otherwise have relieved the pressure earlier than they did the first time.
-        return scheduler.sent_prefix(end) - scheduler.pending_tokens + scheduler.overhead + self.arbiter.user_saved
+        return scheduler.sent_prefix(end) + scheduler.overhead + self.arbiter.user_saved
 
     # -- the model's tools --------------------------------------------------------------------
     def _scope(self) -> Scope:

@@ -76,11 +76,11 @@ class Progress:
     lookup: Callable[[CallRecord], ToolState | None] = _nothing
 
     def context_tokens(self) -> int:
-        """The estimated prompt of a request holding these messages, every decision so far written.
+        """The estimated prompt of the request holding these messages, as it was sent.
 
-        Measured when asked, so it counts what strategies earlier in the registry decided in
-        this same sync; decisions still waiting for the scheduler count as written (what is
-        decided never depends on when placeholders are written).
+        Only the placeholders that request carried count: a decision still waiting for the
+        scheduler relieves nothing yet. Every run (incremental, a restart, a replay) asks once the
+        request was scheduled, so it measures the same.
         """
         return self.measure()
 

@@ -1,14 +1,16 @@
 """Mask old outputs: once the context reached the trigger, tool outputs older than the newest ones become one line.
 
-Once a request's estimated context (every decision so far counted as written) has reached the
-trigger, in ``window`` mode masking is on for the rest of the session: at every request, every
-maskable output older than the kept ones is replaced by a placeholder that names the tool, its
-key argument and the size removed. (Stopping again once the decisions brought the context back
+Once a request's estimated context, as it was sent (placeholders still waiting for the cache
+scheduler relieve nothing), has reached the trigger, in ``window`` mode masking is on for the rest
+of the session: at every request, every maskable output older than the kept ones is replaced by
+a placeholder that names the tool, its key argument and the size removed. (Stopping again once the decisions brought the context back
 under the trigger would leave a deep batch waiting whose rewrite, everything after it, never
 pays: on a recorded session 58 masks waited 121 requests.) In ``batch`` mode (the default) it is
 a hysteresis instead: each request whose context reached the trigger masks down to the kept
 outputs, and the context grows back to the trigger before the next batch, so what came since
-stays whole.
+stays whole. A batch the scheduler has not written yet leaves the context where it was, so the
+next request masks what has grown old since into the same batch: what it removes keeps pace with
+what its rewrite would process again, and a warm session that never pauses gets to write it.
 Kept: the newest outputs up to ``keepTokens`` tokens, the outputs of the newest ``keepCalls``
 calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
 the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
