@@ -448,7 +448,9 @@ def reference_decisions(
             ]
             size = {c["id"]: _output_tokens(c["output"]) for c in candidates}
             held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
-            windowed = {c["id"] for c in candidates if mask.keep_tokens_of == "all" or shows_file(c["tool"], c["input"])}
+            windowed = {
+                c["id"] for c in candidates if mask.keep_tokens_of == "all" or shows_file(c["tool"], c["input"])
+            }
             total = sum(tokens for call_id, tokens in size.items() if call_id not in held and call_id in windowed)
             latest = max((c["seq"] for c in seen), default=-1)
             # once reached, a window masks for good; a batch masks only where the context reached it

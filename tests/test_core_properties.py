@@ -111,7 +111,10 @@ def tool_input(draw: Any, tool: str) -> dict[str, Any]:
         return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40}
     if tool == "todowrite":
         return {"todos": [{"content": "T" * draw(st.sampled_from([5, 80])), "status": "pending"}]}
-    inp = {"command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "cat a.py", "L" * 120])), "path": draw(st.sampled_from([None, path]))}
+    inp = {
+        "command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "cat a.py", "L" * 120])),
+        "path": draw(st.sampled_from([None, path])),
+    }
     if tool == "bash" and draw(st.booleans()):
         inp["description"] = draw(st.sampled_from(["List files", "Run it again"]))
     if draw(st.booleans()):

@@ -247,8 +247,12 @@ def test_an_output_whose_masking_would_leave_less_than_keep_tokens_is_passed_ove
     ]
 
 
-KINDS = {"read": lambda i, text: read(f"f{i}.py", text), "cat": lambda i, text: bash(f"cat f{i}.py", text),
-         "ls": lambda i, text: bash(f"ls d{i}", text), "grep": lambda i, text: call("grep", {"pattern": f"p{i}"}, output=text)}
+KINDS = {
+    "read": lambda i, text: read(f"f{i}.py", text),
+    "cat": lambda i, text: bash(f"cat f{i}.py", text),
+    "ls": lambda i, text: bash(f"ls d{i}", text),
+    "grep": lambda i, text: call("grep", {"pattern": f"p{i}"}, output=text),
+}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -262,7 +266,8 @@ def test_at_least_keep_tokens_of_what_it_holds_stay_and_none_of_them_could_go_wi
 ) -> None:
     # Window mode masks at every request once the first 3,500-token read reached the trigger.
     messages = [user(), read("first.py", KB * 3 + KB[:1750])]
-    messages += [KINDS[kind](i, "y" * (35 * size)) for i, (kind, size) in enumerate(calls)]  # 10 tokens a unit: every output outweighs its placeholder
+    # 10 tokens a unit: every output outweighs its placeholder.
+    messages += [KINDS[kind](i, "y" * (35 * size)) for i, (kind, size) in enumerate(calls)]
     messages.append(answer())
     out = outputs(messages, mask(trigger=3000, keep_tokens=keep, mode="window", keepTokensOf=of))
     held = [of == "all" or kind in ("read", "cat") for kind in ["read"] + [kind for kind, _ in calls]]
