@@ -29,8 +29,8 @@ DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 # request whose context reached the trigger, then lets the context grow back to it.
 MaskMode = Literal["window", "batch"]
 
-# What keepTokens holds: "files" the newest outputs that show a file's contents (what an edit
-# copies from), so older command output, searches and listings go first; "all" every output.
+# What keepTokens holds: "files" outputs that show a file's contents (what an edit copies from),
+# so older command output, searches and listings go first; "all" every maskable output.
 KeepTokensOf = Literal["files", "all"]
 
 # The budget tiers (see budget.thresholds.Tier) a trigger may name.

@@ -9,9 +9,12 @@ pays: on a recorded session 58 masks waited 121 requests.) In ``batch`` mode (th
 a hysteresis instead: each request whose context reached the trigger masks down to the kept
 outputs, and the context grows back to the trigger before the next batch, so what came since
 stays whole.
-Kept: the newest outputs up to ``keepTokens`` tokens (with ``keepTokensOf: "files"``, the default,
-only outputs that show a file's contents are held there, so older command output, searches and
-listings go first: the text an edit replaces comes from reads), the outputs of the newest
+Kept: at least ``keepTokens`` tokens of outputs (with ``keepTokensOf: "files"``, the default, only
+outputs that show a file's contents are held there, so older command output, searches and
+listings go first: the text an edit replaces comes from reads). Masking walks from the oldest
+output and passes over one whose masking would leave less than ``keepTokens`` whole, then goes on:
+a large read that straddles the limit stays while smaller newer outputs go, which masks them
+while they are still shallow in the cached prefix. Also kept: the outputs of the newest
 ``keepCalls`` calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
 the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
 an edit replaces is nearly always copied from the newest read of its file), errors (their output
