@@ -1,6 +1,6 @@
 """The plugin against the rules other tools prune by, on the same sessions with the same prices and yardsticks.
 
-    python -m benchmarks.peers [--corpus DIR] [--config FILE ...] [--json OUT] [FILE ...]
+    python -m benchmarks.peers [--corpus DIR] [--config FILE ...] [--json OUT] [--readme README.md] [FILE ...]
 
 Every session is replayed with the plugin's defaults (and each ``--config`` given) through a real
 pluggy host, and with each peer rule of :mod:`benchmarks.peer_rules`; each replay is priced by
@@ -9,7 +9,9 @@ lifetime from the recorded timestamps) and checked for edit anchors lost
 (:mod:`dcp_plugin.replay.anchors`). Sessions: the recorded ones given, and the development corpus
 when it is there (``../shared/corpus/dev`` from the project root, or ``--corpus``); without either,
 generated sessions. The corpus is split into long and short sessions (see :func:`group_of`).
-Exits with 1 when a session costs the plugin's defaults more than 0.5 % above no plugin.
+Exits with 1 when a session costs the plugin's defaults more than 0.5 % above no plugin, and with
+``--readme README.md`` also replays the configs README's tables name and exits with 1 when a
+figure there is not the one measured (:mod:`benchmarks.readme_tables`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks import readme_tables
 from benchmarks.peer_rules import Patches, Rule, rules
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
@@ -44,6 +47,8 @@ OURS = "dcp_plugin defaults"
 LONG_PROMPT_TOKENS = 100_000
 # No session may cost our defaults more than this (net saving in percent) under either price.
 WORST_ALLOWED = -0.5
+# A session whose net saving stays within this (percent, either way) under every price is one the policy leaves idle.
+IDLE_BELOW = 0.5
 
 
 @dataclass
@@ -154,6 +159,12 @@ class Row:
     worst: float = 0.0
     worst_session: str = ""
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
+    saves_nothing: dict[str, bool] = field(default_factory=dict)  # session -> idle under every pricing so far
+
+    @property
+    def idle(self) -> int:
+        """Sessions the policy changes next to nothing on: within IDLE_BELOW percent under every pricing."""
+        return sum(self.saves_nothing.values())
 
     def net(self, pricing: str) -> float:
         without = self.cost_without.get(pricing, 0.0)
@@ -163,6 +174,8 @@ class Row:
         pricing = outcome.pricing
         self.cost_without[pricing] = self.cost_without.get(pricing, 0.0) + outcome.costs.cost_without
         self.cost_with[pricing] = self.cost_with.get(pricing, 0.0) + outcome.costs.cost_with
+        nothing = abs(outcome.net_percent) < IDLE_BELOW
+        self.saves_nothing[outcome.session] = self.saves_nothing.get(outcome.session, True) and nothing
         if outcome.net_percent < self.worst or not self.worst_session:
             self.worst, self.worst_session = outcome.net_percent, f"{outcome.session} ({pricing})"
         if pricing == PRICINGS[0]:  # tokens, breaks and anchors once per session
@@ -180,6 +193,7 @@ class Row:
             "prefix_breaks": self.prefix_breaks,
             "worst_session_percent": round(self.worst, 2),
             "worst_session": self.worst_session,
+            "idle_sessions": self.idle,
             "anchors": self.anchors.to_dict(),
         }
 
@@ -192,23 +206,31 @@ def summarize(outcomes: Sequence[Outcome]) -> list[Row]:
     return list(rows.values())
 
 
+COLUMNS = ("policy", *(f"net, {p}" for p in PRICINGS), "tokens saved", "prefix breaks", "worst session",
+           "idle sessions", "edit anchors lost")
+
+
+def cells(row: Row) -> dict[str, str]:
+    """A row's figures as the table shows them (and README's tables must), by column."""
+    anchors = row.anchors
+    return {
+        "policy": row.policy,
+        **{f"net, {p}": f"{row.net(p):+.1f} %" for p in PRICINGS},
+        "tokens saved": f"{row.to_dict()['tokens_saved_percent']:.1f} %",
+        "prefix breaks": f"{row.prefix_breaks:,}",
+        "worst session": f"{row.worst:+.1f} %",
+        "idle sessions": f"{row.idle}",
+        "edit anchors lost": f"{anchors.lost} / {anchors.sourced} ({anchors.lost_percent:.1f} %)",
+    }
+
+
 def table(title: str, rows: Sequence[Row], sessions: int) -> Table:
     """The rich table of one group."""
     out = Table(title=f"{title} ({sessions} sessions)", title_justify="left")
-    for column in ("policy", *(f"net, {p}" for p in PRICINGS), "tokens saved", "prefix breaks", "worst session",
-                   "edit anchors lost"):
+    for column in COLUMNS:
         out.add_column(column, justify="left" if column == "policy" else "right")
     for row in rows:
-        data = row.to_dict()
-        anchors = row.anchors
-        out.add_row(
-            row.policy,
-            *(f"{row.net(p):+.1f} %" for p in PRICINGS),
-            f"{data['tokens_saved_percent']:.1f} %",
-            f"{row.prefix_breaks:,}",
-            f"{row.worst:+.1f} %",
-            f"{anchors.lost} / {anchors.sourced} ({anchors.lost_percent:.1f} %)",
-        )
+        out.add_row(*cells(row).values())
     return out
 
 
@@ -268,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, action="append", default=[],
                         help="also replay the plugin with this dcp.jsonc (repeatable)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every outcome and row as JSON here")
+    parser.add_argument("--readme", type=Path, metavar="README",
+                        help="also replay the configs README's tables name; exit 1 when a figure there is not "
+                             "the one measured")
     args = parser.parse_args(argv)
     err = Console(stderr=True)
     paths = list(args.files) + corpus_sessions(args.corpus)
@@ -276,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     sessions = load(paths) if paths else generated()
     if not paths:
         err.print("no recorded sessions: replaying generated ones", highlight=False)
-    data = run(sessions, configs_of(args.config), lambda text: err.print(text, highlight=False))
+    readme = args.readme.read_text(encoding="utf-8") if args.readme is not None else None
+    configs = configs_of(args.config) + (readme_tables.configs(readme) if readme is not None else [])
+    data = run(sessions, configs, lambda text: err.print(text, highlight=False))
     rows = data.pop("_rows")
     console = Console(width=200) if not Console().is_terminal else Console()
     for group, found in data["groups"].items():
@@ -289,7 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     worse = [o for o in data["sessions"] if o["policy"] == OURS and o["net_saved_percent"] < WORST_ALLOWED]
     for o in worse:
         err.print(f"{o['session']} ({o['pricing']}): {o['net_saved_percent']:+.2f} % with our defaults", highlight=False)
-    return 1 if worse else 0
+    stale = readme_tables.mismatches(readme, rows, cells) if readme is not None else []
+    for text in stale:
+        err.print(f"{args.readme}: {text}", highlight=False)
+    return 1 if worse or stale else 0
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from dcp_plugin.pipeline.protection import (
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
+from dcp_plugin.pipeline.strategies.file_views import shows_file
 
 ORDER = (
     "deduplication",
@@ -480,22 +481,25 @@ def reference_decisions(
             ]
             size = {c["id"]: _output_tokens(c["output"]) for c in candidates}
             held = working_set(seen, candidates, size) if mask.keep_file_tokens else set()
-            total = sum(tokens for call_id, tokens in size.items() if call_id not in held)
+            windowed = {
+                c["id"] for c in candidates if mask.keep_tokens_of == "all" or shows_file(c["tool"], c["input"])
+            }
+            total = sum(tokens for call_id, tokens in size.items() if call_id not in held and call_id in windowed)
             latest = max((c["seq"] for c in seen), default=-1)
             # once reached, a window masks for good; a batch masks only where the context reached it
             started = started or (context >= limit and mask.mode == "window")
             if started or context >= limit:
                 for c in candidates:
                     tokens = size[c["id"]]
+                    if run.turn - c["turn"] < mask.keep_turns or latest - c["seq"] < mask.keep_calls:
+                        break
                     if c["id"] in held:
                         continue
-                    if (
-                        total - tokens < mask.keep_tokens
-                        or run.turn - c["turn"] < mask.keep_turns
-                        or latest - c["seq"] < mask.keep_calls
-                    ):
-                        break
-                    total -= tokens
+                    if c["id"] in windowed:
+                        # at least keepTokens of these stay: one whose masking would leave less is passed over
+                        if total - tokens < mask.keep_tokens:
+                            continue
+                        total -= tokens
                     masked.add(c["id"])
                     label = call_label(c["tool"], c["input"], directory)
                     gate(c["id"], "maskOldOutputs", "replace", mask_old_outputs.placeholder(label, tokens))

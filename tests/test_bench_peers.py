@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from helpers import call, user
 
-from benchmarks import peers
+from benchmarks import peers, readme_tables
 from benchmarks.peer_rules import (
     ANTHROPIC_PLACEHOLDER,
     ClearToolUses,
@@ -121,3 +121,62 @@ def test_a_rule_never_makes_a_result_bigger(rule: Any):
     found = rule(messages)
     for request in implied_requests(messages):
         assert all(saved > 0 for _, saved in found.at(request, 10**6).values())
+
+
+# -- README's tables against a run ----------------------------------------------------------------
+README_SECTION = """
+### Against other tools' rules
+
+| policy (long sessions) | net, Anthropic | worst session | edit anchors lost |
+|---|---:|---:|---:|
+| **dcp_plugin defaults** | +19.3 % | **−0.1 %** | 4 / 10 (40.0 %) |
+
+| `keepTokensOf` | `keepTokens` | `overdraft` | net, Anthropic |
+|---|---:|---:|---:|
+| all | **20,000** | 5 % | +1.0 % |
+
+## Next section
+"""
+
+
+def measured_row(policy: str, cost_with: float, worst: float, lost: int) -> peers.Row:
+    row = peers.Row(policy, {"anthropic": 100.0, "openai": 100.0}, {"anthropic": cost_with, "openai": 100.0})
+    row.worst = worst
+    row.anchors.sourced, row.anchors.lost = 10, lost
+    return row
+
+
+def test_a_config_table_row_is_replayed_with_the_settings_it_shows():
+    [(label, config)] = readme_tables.configs(README_SECTION)
+    assert label == "dcp_plugin keepTokensOf all, keepTokens 20,000, overdraft 5 %"
+    mask = config.strategies.mask_old_outputs
+    assert (mask.keep_tokens_of, mask.keep_tokens, config.cache.overdraft) == ("all", 20_000, 0.05)
+
+
+def test_readme_figures_that_are_the_measured_ones_pass():
+    rows = {"long": [measured_row(peers.OURS, 80.7, -0.1, 4),
+                     measured_row("dcp_plugin keepTokensOf all, keepTokens 20,000, overdraft 5 %", 99.0, 0.0, 0)]}
+    assert readme_tables.mismatches(README_SECTION, rows, peers.cells) == []
+
+
+def test_a_readme_figure_that_is_not_the_measured_one_is_named():
+    rows = {"long": [measured_row(peers.OURS, 80.7, -0.1, 5),
+                     measured_row("dcp_plugin keepTokensOf all, keepTokens 20,000, overdraft 5 %", 98.0, 0.0, 0)]}
+    assert readme_tables.mismatches(README_SECTION, rows, peers.cells) == [
+        "long sessions, dcp_plugin defaults, edit anchors lost: README '4 / 10 (40.0 %)', measured '5 / 10 (50.0 %)'",
+        "long sessions, dcp_plugin keepTokensOf all, keepTokens 20,000, overdraft 5 %, net, Anthropic: "
+        "README '+1.0 %', measured '+2.0 %'",
+    ]
+
+
+def test_a_readme_row_the_run_did_not_measure_is_named():
+    assert readme_tables.mismatches(README_SECTION, {"long": []}, peers.cells) == [
+        "long sessions: 'dcp_plugin defaults' was not measured",
+        "long sessions: 'dcp_plugin keepTokensOf all, keepTokens 20,000, overdraft 5 %' was not measured",
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not peers.corpus_sessions(peers.CORPUS), reason="the development corpus is not next to the project")
+def test_every_figure_of_readmes_peers_tables_is_the_one_measured_on_the_development_corpus(capsys):
+    assert peers.main(["--readme", str(peers.ROOT / "README.md")]) == 0, capsys.readouterr().err

@@ -146,6 +146,16 @@ def test_a_rewrite_is_never_bought_with_savings_the_session_has_not_made() -> No
     assert s.at(point(11, 10, auto=True), 2) == []
 
 
+def test_the_overdraft_never_buys_a_rewrite_that_does_not_pay_back_even_at_the_auto_tier() -> None:
+    s = scheduler_with(10)
+    s.overdraft = 0.05  # 5 % of the 12,500 the cold request cost: 625
+    s.at(point(10, 0), 1)
+    s.add_message(1_000)
+    s.pend(decision_at(9, 500))
+    # 525 more now, 50 saved a request after: it does not pay back within the 1 request the run has lasted.
+    assert s.at(point(11, 10, auto=True), 2) == []
+
+
 def test_a_sweep_is_written_at_once_and_its_rewrite_billed_to_the_next_request() -> None:
     s = scheduler_with(10)
     s.at(point(10, 0), 1)

@@ -47,6 +47,7 @@ strategies_config = st.fixed_dictionaries(
                 "trigger": st.sampled_from([1000, 1500, 3000, 0.005, 0.01, "warn"]),
                 "mode": st.sampled_from(["window", "batch"]),
                 "keepTokens": st.sampled_from([0, 150, 400, 2000]),
+                "keepTokensOf": st.sampled_from(["files", "all"]),
                 "keepTurns": st.integers(0, 2),
                 "keepCalls": st.sampled_from([0, 1, 3]),
                 "keepFileTokens": st.sampled_from([0, 300, 2000]),
@@ -110,7 +111,10 @@ def tool_input(draw: Any, tool: str) -> dict[str, Any]:
         return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40}
     if tool == "todowrite":
         return {"todos": [{"content": "T" * draw(st.sampled_from([5, 80])), "status": "pending"}]}
-    inp = {"command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "L" * 120])), "path": draw(st.sampled_from([None, path]))}
+    inp = {
+        "command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "cat a.py", "L" * 120])),
+        "path": draw(st.sampled_from([None, path])),
+    }
     if tool == "bash" and draw(st.booleans()):
         inp["description"] = draw(st.sampled_from(["List files", "Run it again"]))
     if draw(st.booleans()):

@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 from helpers import PROJECT, SESSION, assistant, call, hook_transform, make_config, named, tool_part, tool_parts, user
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
@@ -250,3 +252,67 @@ def test_a_batch_not_written_yet_takes_in_what_grows_old_until_its_rewrite_is_af
     written = next(c for c in costs if c.applied)
     assert written.count > first.count and written.rule == "pays"
     assert costs[-1].tokens_with < trigger < costs[-1].tokens_without
+
+
+def bash(command: str, output: str = KB) -> dict[str, Any]:
+    return call("bash", {"command": command}, output=output)
+
+
+def test_keep_tokens_holds_file_contents_so_older_command_output_goes_first():
+    messages = [user(), read("a.py"), bash("npm test"), read("b.py"), answer()]
+    # 2,000 tokens kept: the two reads are what keepTokens holds; the test run between them goes.
+    assert outputs(messages, mask(keep_tokens=2000)) == [KB, named(placeholder("bash npm test", 1000), messages[2]), KB]
+
+
+def test_keep_tokens_of_all_holds_the_newest_outputs_whatever_they_are():
+    messages = [user(), read("a.py"), bash("npm test"), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_tokens=2000, keepTokensOf="all")) == [masked(messages[1], "a.py"), KB, KB]
+
+
+def test_a_shell_command_that_prints_a_file_is_held_like_a_read():
+    messages = [user(), bash("cat src/a.py"), bash("ls src"), answer()]
+    out = outputs(messages, mask(keep_tokens=1000))
+    assert out == [KB, named(placeholder("bash ls src", 1000), messages[2])]
+
+
+def test_an_output_whose_masking_would_leave_less_than_keep_tokens_is_passed_over_and_newer_ones_still_go():
+    messages = [user(), read("big.py", KB * 3), read("s1.py", KB[:1750]), read("s2.py", KB[:1750]), answer()]
+    # 4,000 tokens, 2,500 kept: masking big.py would leave 1,000, so it stays; then each small read can
+    # go with big.py's 3,000 still whole.
+    assert outputs(messages, mask(keep_tokens=2500)) == [
+        KB * 3,
+        masked(messages[2], "s1.py", 500),
+        masked(messages[3], "s2.py", 500),
+    ]
+
+
+KINDS = {
+    "read": lambda i, text: read(f"f{i}.py", text),
+    "cat": lambda i, text: bash(f"cat f{i}.py", text),
+    "ls": lambda i, text: bash(f"ls d{i}", text),
+    "grep": lambda i, text: call("grep", {"pattern": f"p{i}"}, output=text),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(sorted(KINDS)), st.integers(10, 60)), min_size=1, max_size=12),
+    st.sampled_from([0, 500, 2000, 6000]),
+    st.sampled_from(["files", "all"]),
+)
+def test_at_least_keep_tokens_of_what_it_holds_stay_and_none_of_them_could_go_without_leaving_less(
+    calls: list[tuple[str, int]], keep: int, of: str
+) -> None:
+    # Window mode masks at every request once the first 3,500-token read reached the trigger.
+    messages = [user(), read("first.py", KB * 3 + KB[:1750])]
+    # 10 tokens a unit: every output outweighs its placeholder.
+    messages += [KINDS[kind](i, "y" * (35 * size)) for i, (kind, size) in enumerate(calls)]
+    messages.append(answer())
+    out = outputs(messages, mask(trigger=3000, keep_tokens=keep, mode="window", keepTokensOf=of))
+    held = [of == "all" or kind in ("read", "cat") for kind in ["read"] + [kind for kind, _ in calls]]
+    sizes = [3500] + [10 * size for _, size in calls]
+    whole = [o == p["state"]["output"] for o, p in zip(out, tool_parts(messages), strict=True)]
+    assert not any(w for w, h in zip(whole, held, strict=True) if not h)  # what it does not hold goes
+    kept = sum(size for size, h, w in zip(sizes, held, whole, strict=True) if h and w)
+    assert kept >= min(keep, sum(size for size, h in zip(sizes, held, strict=True) if h))
+    assert all(kept - size < keep for size, h, w in zip(sizes, held, whole, strict=True) if h and w)

@@ -29,6 +29,10 @@ DEFAULT_IGNORE_FIELDS: dict[str, tuple[str, ...]] = {"bash": ("description",)}
 # request whose context reached the trigger, then lets the context grow back to it.
 MaskMode = Literal["window", "batch"]
 
+# What keepTokens holds: "files" outputs that show a file's contents (what an edit copies from),
+# so older command output, searches and listings go first; "all" every maskable output.
+KeepTokensOf = Literal["files", "all"]
+
 # The budget tiers (see budget.thresholds.Tier) a trigger may name.
 TriggerTier = Literal["warn", "auto", "hard"]
 Trigger = TriggerTier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
@@ -67,6 +71,7 @@ class MaskOldOutputsConfig(Section):
     trigger: Trigger = 100_000
     mode: MaskMode = "batch"
     keep_tokens: int = Field(default=5_000, ge=0, alias="keepTokens")
+    keep_tokens_of: KeepTokensOf = Field(default="files", alias="keepTokensOf")
     keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")

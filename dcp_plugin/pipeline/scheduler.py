@@ -209,16 +209,18 @@ class Scheduler:
         base = r * previous.saved + w * tail_tokens
         horizon = max(1, self.run)
         already = previous.sent_with - self._sent.prefix(free_from) if free_from < previous.count else 0
-        funds = self.bank + base + self.overdraft * self.totals.cost_without
+        own = self.bank + base
+        # The overdraft buys only rewrites that pay back: at the auto tier a batch that does not is
+        # bought with what the session saved, as the compaction it stands in for would be.
+        funds = own + self.overdraft * self.totals.cost_without
         best: tuple[float, int] | None = None
         waiting_before_free = self._waiting.prefix(free_from)  # every candidate starts before free_from
         for start in self._candidates(free_from):
             removed = waiting_before_free - self._waiting.prefix(start)
             span = previous.sent_with - self._sent.prefix(start)
             extra = (w - r) * (span - already) - w * removed
-            if extra > funds:
-                continue
-            if not auto_tier and extra > horizon * r * removed:
+            pays = extra <= horizon * r * removed
+            if extra > (funds if pays else own) or not (pays or auto_tier):
                 continue
             gain = horizon * r * removed - extra
             if best is None or gain > best[0] or (gain == best[0] and start < best[1]):

@@ -11,8 +11,13 @@ outputs, and the context grows back to the trigger before the next batch, so wha
 stays whole. A batch the scheduler has not written yet leaves the context where it was, so the
 next request masks what has grown old since into the same batch: what it removes keeps pace with
 what its rewrite would process again, and a warm session that never pauses gets to write it.
-Kept: the newest outputs up to ``keepTokens`` tokens, the outputs of the newest ``keepCalls``
-calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
+Kept: at least ``keepTokens`` tokens of outputs (with ``keepTokensOf: "files"``, the default, only
+outputs that show a file's contents are held there, so older command output, searches and
+listings go first: the text an edit replaces comes from reads). Masking walks from the oldest
+output and passes over one whose masking would leave less than ``keepTokens`` whole, then goes on:
+a large read that straddles the limit stays while smaller newer outputs go, which masks them
+while they are still shallow in the cached prefix. Also kept: the outputs of the newest
+``keepCalls`` calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
 the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
 an edit replaces is nearly always copied from the newest read of its file), errors (their output
 is the error message, which is never touched), protected tools (the built-in list, with `task`,
@@ -28,12 +33,13 @@ from collections.abc import Iterable
 
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
-from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, MaskMode, MaskOldOutputsConfig, Trigger
+from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, KeepTokensOf, MaskMode, MaskOldOutputsConfig, Trigger
 from dcp_plugin.model.messages import output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
+from dcp_plugin.pipeline.strategies.file_views import shows_file
 
 NAME = MASK_OLD_OUTPUTS
 
@@ -57,6 +63,7 @@ def trigger_tokens(trigger: Trigger, thresholds: Thresholds) -> int:
 
 
 READ_TOOLS = frozenset({"read"})
+Entry = tuple[int, int, CallRecord, bool]  # (seq, tokens, call, whether keepTokens holds it)
 
 
 class MaskOldOutputs:
@@ -71,6 +78,7 @@ class MaskOldOutputs:
         keep_calls: int = 0,
         keep_file_tokens: int = 0,
         mode: MaskMode = "window",
+        keep_tokens_of: KeepTokensOf = "all",
     ) -> None:
         self.trigger = trigger
         self.mode = mode
@@ -78,9 +86,10 @@ class MaskOldOutputs:
         self.keep_turns = keep_turns
         self.keep_calls = keep_calls
         self.keep_file_tokens = keep_file_tokens
+        self.keep_tokens_of = keep_tokens_of
         self.protected_tools = protected_tools
-        self._queue: deque[tuple[int, int, CallRecord]] = deque()  # (seq, tokens, call)
-        self._tokens = 0
+        self._queue: deque[Entry] = deque()
+        self._tokens = 0  # of the queued outputs keepTokens holds
         self._latest = -1  # the newest call's seq
         self._touched: OrderedDict[str, int] = OrderedDict()  # path -> seq of its newest read, least recent first
         self._tokens_of: dict[int, int] = {}  # seq of a read still in the queue -> its tokens
@@ -99,7 +108,8 @@ class MaskOldOutputs:
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
-        entry = (record.seq, estimate_output_tokens(output), record)
+        windowed = self.keep_tokens_of == "all" or shows_file(record.tool, call.input)
+        entry = (record.seq, estimate_output_tokens(output), record, windowed)
         queue = self._queue
         if queue and queue[-1][0] > record.seq:
             # Finished after a newer call (parallel calls): keep the queue in conversation order.
@@ -108,7 +118,8 @@ class MaskOldOutputs:
             self._queue = deque(items)
         else:
             queue.append(entry)
-        self._tokens += entry[1]
+        if windowed:
+            self._tokens += entry[1]
         if self.keep_file_tokens and record.tool.lower() in READ_TOOLS:
             self._tokens_of[record.seq] = entry[1]
         return ()
@@ -140,22 +151,20 @@ class MaskOldOutputs:
             self._started = self.mode == "window"
         held = self._working_set()
         free = self._tokens - sum(self._tokens_of[seq] for seq in held) if held else self._tokens
-        kept: list[tuple[int, int, CallRecord]] = []
+        kept: list[Entry] = []
         out: list[Proposal] = []
         while queue:
-            seq, tokens, record = queue[0]
-            if seq in held:
+            seq, tokens, record, windowed = queue[0]
+            if progress.turn - record.turn < self.keep_turns or self._latest - seq < self.keep_calls:
+                break
+            if seq in held or (windowed and free - tokens < self.keep_tokens):
+                # Passed over, not a stop: newer outputs may still go while keepTokens stay whole.
                 kept.append(queue.popleft())
                 continue
-            if (
-                free - tokens < self.keep_tokens
-                or progress.turn - record.turn < self.keep_turns
-                or self._latest - seq < self.keep_calls
-            ):
-                break
+            if windowed:
+                free -= tokens
+                self._tokens -= tokens
             queue.popleft()
-            self._tokens -= tokens
-            free -= tokens
             self._tokens_of.pop(seq, None)
             state = progress.state_of(record)
             if state is not None:
@@ -176,6 +185,7 @@ def build(config: MaskOldOutputsConfig) -> MaskOldOutputs | None:
         config.keep_calls,
         config.keep_file_tokens,
         config.mode,
+        config.keep_tokens_of,
     )
 
 

@@ -1,0 +1,53 @@
+"""Which tool calls show a file's contents (what an edit later copies its replaced text from), across hosts.
+
+A read tool (OpenCode's and Claude Code's `read`, Gemini CLI's `read_file`, SWE-agent's `open`),
+an editor tool's `view` command (Anthropic's text editor, OpenHands), or a shell command that
+prints a file (`cat`, `head`, `tail`, `sed -n`, `nl`: how Codex reads). Command output, searches
+and listings are not: on 19 recorded sessions, of the 684 edit anchors found in tool outputs,
+637 were in read outputs and 18 in command output and searches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+FILE_VIEW_TOOLS = frozenset({"read", "read_file", "open", "view"})
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "run_shell_command", "execute_bash"})
+FILE_PRINTERS = frozenset({"cat", "head", "tail", "sed", "nl", "bat", "less", "more"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+# Where one command of a shell script ends and the next begins. A pipeline counts by its first
+# command: `cat a.py | head` prints a file, `npm test | tail -20` prints a command's output.
+_COMMANDS = re.compile(r"&&|\|\||[;\n]")
+
+
+def _script(command: object) -> str:
+    """A shell call's script: the text, or the `-c` argument of an argv that runs a shell, or the argv joined."""
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
+        return ""
+    if len(command) >= 3 and command[0].rsplit("/", 1)[-1] in SHELLS and command[-2].startswith("-"):
+        return str(command[-1])
+    return " ".join(command)
+
+
+def _program(command: str) -> str:
+    words = command.split("|", 1)[0].split()
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def shows_file(tool: str, tool_input: object) -> bool:
+    """Whether the call's output is a file's contents: a read, an editor's view, a shell command printing a file."""
+    name = tool.lower()
+    if name in FILE_VIEW_TOOLS:
+        return True
+    if not isinstance(tool_input, Mapping):
+        return False
+    if name in EDITOR_TOOLS:
+        return tool_input.get("command") == "view"
+    if name in SHELL_TOOLS:
+        script = _script(tool_input.get("command", tool_input.get("cmd")))
+        return any(_program(command) in FILE_PRINTERS for command in _COMMANDS.split(script))
+    return False

@@ -1,0 +1,45 @@
+"""Which tool calls show a file's contents, on every host's tool names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dcp_plugin.pipeline.strategies.file_views import shows_file
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("read", {"filePath": "/p/a.py"}),
+        ("Read", {"file_path": "/p/a.py"}),
+        ("read_file", {"path": "a.py"}),
+        ("str_replace_editor", {"command": "view", "path": "/p/a.py"}),
+        ("bash", {"command": "cat src/a.py"}),
+        ("bash", {"command": "cd src && sed -n '10,40p' a.py"}),
+        ("bash", {"command": "cat a.py | grep -n def"}),
+        ("shell", {"command": ["bash", "-lc", "nl -ba src/a.py"]}),
+        ("shell", {"command": ["head", "-50", "a.py"]}),
+    ],
+)
+def test_a_read_an_editor_view_or_a_command_printing_a_file_shows_a_file(tool: str, tool_input: Any) -> None:
+    assert shows_file(tool, tool_input)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("bash", {"command": "npm test 2>&1 | tail -20"}),
+        ("bash", {"command": "ls -la src"}),
+        ("grep", {"pattern": "TODO"}),
+        ("glob", {"pattern": "**/*.py"}),
+        ("webfetch", {"url": "https://example.com"}),
+        ("str_replace_editor", {"command": "create", "path": "a.py", "file_text": "x"}),
+        ("shell", {"command": ["bash", "-lc", "pytest -q"]}),
+        ("bash", {"command": None}),
+        ("bash", "cat a.py"),
+    ],
+)
+def test_command_output_searches_listings_and_fetches_do_not(tool: str, tool_input: Any) -> None:
+    assert not shows_file(tool, tool_input)
