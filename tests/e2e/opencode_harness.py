@@ -256,16 +256,18 @@ class OpencodeProject:
         proc = self._run([*args, *words], timeout, stderr_path=stderr_path)
         return RunResult(proc.returncode, proc.stdout, proc.stderr, parse_events(proc.stdout))
 
-    def export(self, session_id: str, timeout: float = 60) -> dict[str, Any]:
-        """`opencode export <sessionID>`: the stored session as `{info, messages}`.
+    def export(self, session_id: str, timeout: float = 60, *, pure: bool = True) -> dict[str, Any]:
+        """`opencode export <sessionID> [--pure]`: the stored session as `{info, messages}`.
 
         Its stdout goes to a file: into a pipe, OpenCode 1.18.33 exits before writing more than
-        64 KiB of it (a session with a few large tool outputs came back cut off).
+        64 KiB of it (a session with a few large tool outputs came back cut off). ``pure``: without
+        plugins, as `dcp opencode context` reads a session (OpenCode loads them for an export too,
+        and the dcp plugin would start a bridge that reading does not need).
         """
         out = self.root / f"export-{session_id}.json"
         with out.open("w", encoding="utf-8") as sink:
             proc = subprocess.run(
-                [str(self.binary), "export", session_id],
+                [str(self.binary), "export", session_id, *(["--pure"] if pure else [])],
                 cwd=self.project,
                 env=self.env(),
                 input="",
