@@ -6,9 +6,11 @@ import cProfile
 import gc
 import json
 import pstats
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from benchmarks.equivalence import decision_map, from_scratch
@@ -16,6 +18,8 @@ from benchmarks.harness import BenchHost
 from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.checkpoints import FOLDER, code_fingerprint
+from dcp_plugin.host.store import Store
 from dcp_plugin.model.tokens import estimate_message_tokens
 from dcp_plugin.pipeline.patches import apply, plan
 from dcp_plugin.pipeline.session import SessionState
@@ -53,6 +57,32 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
         "warm_fresh_copy_ms": summary(fresh),
         "warm_resyncs": resyncs,
     }
+
+
+def restart_timings(session: BenchSession, repeat: int, host: BenchHost) -> dict[str, Any]:
+    """A restarted host's first request on the session: it loads the checkpoint the last process wrote.
+
+    The host keeps a store of its own in a temporary folder for this (never the user's). Each
+    sample drops the session, so its next request starts from the file, as a new process does.
+    """
+    samples: list[float] = []
+    written = 0
+    with tempfile.TemporaryDirectory() as folder:
+        host.runtime.use_store(Store(Path(folder) / "dcp.sqlite3"))
+        try:
+            host.forget()
+            host.request(session.base)  # first sight: the whole walk, then a checkpoint
+            host.runtime.wait_for_checkpoints()
+            written = sum(path.stat().st_size for path in (Path(folder) / FOLDER).glob("*"))
+            for _ in range(repeat):
+                host.forget()
+                code_fingerprint.cache_clear()  # a new process reads its code's digest once
+                samples.append(host.request(session.base))
+        finally:
+            host.forget()
+            host.runtime.wait_for_checkpoints()
+            host.runtime.use_store(None)
+    return {"restart_ms": summary(samples), "checkpoint_bytes": written}
 
 
 def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpConfig) -> dict[str, Any]:
@@ -140,6 +170,7 @@ def yardstick_ratios(row: dict[str, Any]) -> dict[str, Any]:
     unpruned = row["json_dumps_unpruned_ms"]["median"]
     return {
         "cold_per_json_dumps": _ratio(row["cold_ms"]["median"], row["json_dumps_cold_list_ms"]["median"]),
+        "restart_per_json_dumps": _ratio(row["restart_ms"]["median"], row["json_dumps_cold_list_ms"]["median"]),
         "warm_percent_of_unpruned_json_dumps": {
             "median": _ratio(row["warm_ms"]["median"], unpruned, 100),
             "p95": _ratio(row["warm_ms"]["p95"], unpruned, 100),
@@ -235,6 +266,8 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
         say(f"{session.name}: json.dumps")
         row.update(dumps_timings(host, len(session.messages), repeat))
         row.update(unpruned_dumps_timings(host, session, repeat))
+        say(f"{session.name}: restarts from a checkpoint")
+        row.update(restart_timings(session, repeat, host))
     finally:
         host.close()
     row.update(yardstick_ratios(row))

@@ -65,6 +65,10 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out.append(_target("busy session, cold request / json.dumps of the same list before pruning at 20,000",
                        f"<= {COLD_PER_DUMPS_AT_20000:g}", value,
                        None if value is None else value <= COLD_PER_DUMPS_AT_20000))
+    value = busy["restart_per_json_dumps"] if busy is not None else None
+    out.append(_target("busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000",
+                       f"<= {COLD_PER_DUMPS_AT_20000:g}", value,
+                       None if value is None else value <= COLD_PER_DUMPS_AT_20000))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_target("session memory per 1,000 tool calls (MB)", f"<= {MB_PER_1000_CALLS:g}", value,
                        None if value is None else value <= MB_PER_1000_CALLS))

@@ -29,7 +29,7 @@ from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session  # no
 pytestmark = pytest.mark.slow  # benchmarks
 
 REPEAT = 2
-TIMINGS = ("cold_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")
+TIMINGS = ("cold_ms", "restart_ms", "warm_ms", "warm_fresh_copy_ms", "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms")
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,7 @@ def test_every_timing_has_median_and_p95_over_the_requested_samples(result: dict
         counts = {name: row[name]["n"] for name in TIMINGS}
         assert counts == {
             "cold_ms": REPEAT,
+            "restart_ms": REPEAT,
             "warm_ms": warm_count(REPEAT),
             "warm_fresh_copy_ms": REPEAT,
             "json_dumps_ms": REPEAT,
@@ -78,6 +79,7 @@ def test_cold_and_warm_requests_are_reported_as_ratios_to_json_dumps_before_prun
     for row in result["sessions"]:
         cold_dumps, last_dumps = row["json_dumps_cold_list_ms"]["median"], row["json_dumps_unpruned_ms"]["median"]
         assert row["cold_per_json_dumps"] == round(row["cold_ms"]["median"] / cold_dumps, 2)
+        assert row["restart_per_json_dumps"] == round(row["restart_ms"]["median"] / cold_dumps, 2)
         assert row["warm_percent_of_unpruned_json_dumps"]["median"] == round(100 * row["warm_ms"]["median"] / last_dumps, 2)
         assert row["warm_fresh_copy_percent_of_unpruned_json_dumps"] == round(
             100 * row["warm_fresh_copy_ms"]["median"] / last_dumps, 2
@@ -116,7 +118,8 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
     assert met["busy session, warm request on a fresh copy as % of json.dumps at 20,000"] is None
     assert met["busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000"] is None
     assert met["busy session, cold request / json.dumps of the same list before pruning at 20,000"] is None
-    assert len(met) == 8
+    assert met["busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000"] is None
+    assert len(met) == 9
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:

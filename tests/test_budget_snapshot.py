@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.budget import BudgetTracker, ContextSnapshot, build_snapshot, compute_thresholds
+from dcp_plugin.budget.context_now import nothing_pruned
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ZERO, ContentEstimate, estimate_message_split
 
 
 def user(i: int, chars: int) -> dict[str, Any]:
@@ -179,3 +181,24 @@ def test_an_earlier_point_than_the_one_read_counts_only_the_messages_before_it()
     # What calibration learned from the later steps stays: compare with a tracker that knows it too.
     same_fit = BudgetTracker(copy.deepcopy(tracker.calibrator))
     assert tracker.observe(msgs, None, "claude-sonnet-4", end=end) == same_fit.observe(msgs[:end], None, "claude-sonnet-4")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=12), st.integers(min_value=0, max_value=8))
+def test_estimates_the_caller_already_has_give_the_figure_of_a_fresh_read(growth: list[int], known_from: int) -> None:
+    msgs = session(20)
+    known = [estimate_message_split(m) for m in msgs[known_from:]]
+    fresh, given_known = BudgetTracker(), BudgetTracker()
+    end = 0
+    for g in growth:
+        end = min(len(msgs), end + g)
+        expected = fresh.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, end)
+        assert given_known.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, end, True, known, known_from) == expected
+
+
+def test_estimates_the_caller_hands_in_are_not_made_again() -> None:
+    msgs = [user(0, 400), user(1, 400)]
+    doubled = [(ZERO, ContentEstimate(text=200)), (ZERO, ContentEstimate(text=200))]
+    tracker = BudgetTracker()
+    assert tracker.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2) == 200
+    assert BudgetTracker().tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2, True, doubled) == 400

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from helpers import PROJECT, assistant, call, make_config, named, tool_part, tool_parts, user
 
+from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
+from dcp_plugin.pipeline.session import build_strategies
+from dcp_plugin.pipeline.strategies import DEDUPLICATION, PURGE_ERRORS, acts_with_time
+from dcp_plugin.pipeline.strategies.base import ObserveOnly, Progress
 
 BIG = "line of file content\n" * 50
 SUPERSEDE_ON = {"strategies": {"supersedeWrites": {"enabled": True}}}
@@ -332,3 +336,13 @@ def test_every_call_keeps_a_result(prune):
 def test_two_calls_in_one_message_are_both_indexed(prune):
     msgs = [user(), assistant(tool_part("read", {"filePath": "/p/a.py"}, output=BIG), tool_part("read", {"filePath": "/p/a.py"}, output=BIG))]
     assert outputs(prune(msgs)) == [named(DUPLICATE_PLACEHOLDER, msgs[1]["parts"][0]), BIG]
+
+
+def test_a_strategy_acts_with_time_unless_its_advance_is_the_observe_only_one() -> None:
+    class Timed(ObserveOnly):
+        def advance(self, progress: Progress) -> list:
+            return []
+
+    built = dict(build_strategies(DcpConfig()))
+    assert acts_with_time(Timed()) and acts_with_time(built[PURGE_ERRORS])
+    assert not acts_with_time(built[DEDUPLICATION]) and not acts_with_time(ObserveOnly())

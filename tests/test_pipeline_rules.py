@@ -12,7 +12,7 @@ from helpers import PROJECT, SESSION, assistant, call, diagnostics, hook_transfo
 from dcp_plugin.commands.context import build_breakdown
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.model.messages import call_id_of
+from dcp_plugin.model.messages import call_id_of, message_time
 from dcp_plugin.model.tokens import estimate_part_tokens
 from dcp_plugin.pipeline.patches import plan
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
@@ -213,3 +213,14 @@ def test_an_output_that_already_is_a_placeholder_is_never_replaced_by_another() 
     out, runtime = run(messages)
     assert out[1]["parts"][0]["state"]["output"] == long_placeholder
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]
+
+
+STAMP = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=3)
+
+
+@given(STAMP, STAMP)
+def test_a_messages_time_is_its_newest_numeric_stamp(created: Any, completed: Any) -> None:
+    stamps = [v for v in (created, completed) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    when = {k: v for k, v in (("created", created), ("completed", completed)) if v is not None}
+    message = {"info": {"role": "user", "time": when}, "parts": []}
+    assert message_time(message) == (int(max(stamps)) if stamps else 0)

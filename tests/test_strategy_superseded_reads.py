@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from helpers import PROJECT, call, make_config, named, tool_parts, user
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
-from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, PLACEHOLDER_PREFIX
+from dcp_plugin.pipeline.strategies.reads import CUT_SHORT_MARKERS, DEFAULT_READ_LIMIT, shown_lines
 from dcp_plugin.pipeline.strategies.superseded_reads import placeholder
 
 A = f"{PROJECT}/src/a.py"
@@ -60,6 +63,17 @@ def test_a_newer_read_the_host_capped_supersedes_nothing(prune):
         output=TEXT[:200] + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)",
     )
     assert outputs(prune, read(), capped)[0] == TEXT
+
+
+@given(st.text(), st.sampled_from(CUT_SHORT_MARKERS), st.text())
+def test_a_read_cut_short_anywhere_in_its_output_shows_nothing_for_sure(before: str, marker: str, after: str) -> None:
+    assert shown_lines({"filePath": A}, before + marker + after) is None
+
+
+@given(st.text())
+def test_a_read_not_cut_short_shows_the_range_it_asked_for(output: str) -> None:
+    assume(not output.startswith(PLACEHOLDER_PREFIX) and not any(marker in output for marker in CUT_SHORT_MARKERS))
+    assert shown_lines({"filePath": A}, output) == (1, DEFAULT_READ_LIMIT)
 
 
 def test_a_newer_write_of_the_file_supersedes_every_older_read(prune):

@@ -44,6 +44,11 @@ def test_an_id_is_the_base_32_digits_of_the_call_ids_digest(call_id: str) -> Non
     assert short_id(call_id, 25) == _digits_by_division(call_id)
 
 
+@given(st.text(max_size=40), st.integers(min_value=1, max_value=25))
+def test_a_shorter_id_is_the_first_digits_of_the_full_one(call_id: str, length: int) -> None:
+    assert short_id(call_id, length) == _digits_by_division(call_id)[:length]
+
+
 def test_ids_stay_those_already_shown_to_models_and_stored() -> None:
     assert [short_id(c, 25) for c in ("call_1", "toolu_01ABC", "")] == [
         "k37nh9x5tc90g49njvm45essg", "e9erajdspjzrmzmne42jwmft4", "gkxca7pe8ckw40nqffp3mmswa"

@@ -16,6 +16,7 @@ from dcp_plugin.model.tokens import (
     ZERO,
     ContentEstimate,
     ReportedUsage,
+    Split,
     estimate_message_split,
     next_prompt_tokens,
     reported_usage,
@@ -56,6 +57,8 @@ class Calibration:
     first_prompt: int | None = None
     first_history: ContentEstimate = ZERO
     first_carried: int = 0
+    # The fit of the sums it was solved for: every request point of a walk asks for it.
+    _fit: tuple[tuple[float, ...], tuple[float, float]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def observe_step(self, new_tokens: int, new: ContentEstimate) -> bool:
         """Record that content estimated as ``new`` cost ``new_tokens`` reported tokens."""
@@ -89,6 +92,15 @@ class Calibration:
         """Multipliers (text, json) on the fixed-ratio estimates; (1, 1) until there is data."""
         if not self.observations:
             return 1.0, 1.0
+        sums = (self.stt, self.sjj, self.stj, self.str_, self.sjr)
+        fit = self._fit
+        if fit is not None and fit[0] == sums:
+            return fit[1]
+        solved = self._solve()
+        self._fit = (sums, solved)
+        return solved
+
+    def _solve(self) -> tuple[float, float]:
         lam = float(PRIOR_TOKENS * PRIOR_TOKENS)
         a11, a12, a22 = self.stt + lam, self.stj, self.sjj + lam
         b1, b2 = self.str_ + lam, self.sjr + lam
@@ -237,19 +249,29 @@ def advance(
     message: Mapping[str, Any],
     calibrator: Calibrator | None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    split: Split | None = None,
 ) -> EstimatorState:
-    """The state after one more message; teaches ``calibrator`` when the message reports usage."""
+    """The state after one more message; teaches ``calibrator`` when the message reports usage.
+
+    ``split``: the message's :func:`estimate_message_split`, when the caller has it already.
+    """
     if not isinstance(message, Mapping):
         return replace(state, count=state.count + 1)
-    model, incoming = estimate_message_split(message, image_tokens)
+    model, incoming = split if split is not None else estimate_message_split(message, image_tokens)
     usage = reported_usage(message)
     index = state.count
     if usage is None:
-        return replace(
-            state,
-            tail=state.tail.plus(model).plus(incoming),
-            history=state.history.plus(model).plus(incoming),
-            count=index + 1,
+        # Built directly, not with dataclasses.replace: this runs for every message of a history.
+        both = model.plus(incoming)
+        return EstimatorState(
+            state.anchor,
+            state.anchor_model,
+            state.anchor_index,
+            state.tail.plus(both),
+            state.history.plus(both),
+            state.history_reported_model,
+            state.history_reported_carried,
+            index + 1,
         )
     model_id = _model_of(message)
     if calibrator is not None:

@@ -21,7 +21,7 @@ from dcp_plugin.budget.severity import Severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate, Split
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,15 @@ class BudgetTracker:
         self._mark = HistoryMark()
         self._sent.clear()
 
-    def _read(self, messages: Sequence[Mapping[str, Any]], image_tokens: int, end: int, rescan: bool = True) -> None:
+    def _read(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        image_tokens: int,
+        end: int,
+        rescan: bool = True,
+        known: Sequence[Split] = (),
+        known_from: int = 0,
+    ) -> None:
         if image_tokens != self._image_tokens or not self._mark.continues(messages):
             self.reset()
             self._image_tokens = image_tokens
@@ -185,9 +193,12 @@ class BudgetTracker:
             # The same list, unchanged since the last read (one walk of the implied history): the
             # newest message read is as it was, and reading it again gives the same state.
             state, before_last = self._state, self._before_last
+        calibrator = self.calibrator
         for index in range(state.count, end):
             before_last = state
-            state = advance(state, messages[index], self.calibrator, image_tokens)
+            at = index - known_from
+            split = known[at] if 0 <= at < len(known) else None
+            state = advance(state, messages[index], calibrator, image_tokens, split)
         self._before_last = before_last
         self._state = state
         self._mark.advance(messages, end)
@@ -231,10 +242,16 @@ class BudgetTracker:
         pruned_before: PrunedBefore,
         end: int,
         rescan: bool = True,
+        known: Sequence[Split] = (),
+        known_from: int = 0,
     ) -> int:
-        """Only the figure of :meth:`observe` (no snapshot is built or kept): the estimated input tokens."""
+        """Only the figure of :meth:`observe` (no snapshot is built or kept): the estimated input tokens.
+
+        ``known``: the :func:`estimate_message_split` of messages ``known_from`` on, read by the caller
+        in this very list (unchanged since): they are not estimated again.
+        """
         try:
-            self._read(messages, image_tokens, end, rescan)
+            self._read(messages, image_tokens, end, rescan, known, known_from)
             return self._tokens(pruned_before, end)[0]
         except Exception:  # noqa: BLE001 - the path that never raises decides
             return self.observe(messages, None, None, image_tokens, pruned_before, end).estimated_input_tokens

@@ -114,6 +114,7 @@ class DcpConfig(Section):
     cache: CacheConfig = CacheConfig()
     tools: ToolsConfig = ToolsConfig()
     context_budget: ContextBudgetConfig = Field(default=ContextBudgetConfig(), alias="contextBudget")
+    checkpoints: bool = True
 
     def strategy_section(self, name: str) -> Any:
         """The config section of the strategy registered as ``name``."""

@@ -39,6 +39,7 @@ from dcp_plugin.cost.overhead import PluginText, plugin_text
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
+from dcp_plugin.host.checkpoints import EVERY_MESSAGES, FOLDER, Checkpoints, fingerprint, snapshot_of, state_key
 from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
@@ -159,6 +160,7 @@ class _Session:
     # other session's request waited that long; under its own lock they do not wait at all.
     lock: threading.RLock = field(default_factory=threading.RLock)
     stored: bool = True  # False while the store could not be read: its pins and sweeps are fetched later
+    checkpointed: tuple[int, int] = (0, 0)  # (epoch, messages read) of the latest checkpoint written or loaded
 
 
 class Runtime:
@@ -184,6 +186,7 @@ class Runtime:
         # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
         self._persistence = Persistence(store, self.notifier.warn)
+        self._checkpoints = Checkpoints(None)
         self._summarize: Summarize | None = None
         self._startup_model: ModelRef | None = None
         self._debug_log: Any = None
@@ -326,6 +329,7 @@ class Runtime:
                     # What pruning saves, without the prunable lists (the plugin's own text, shown apart).
                     saved = state.saved_tokens + _list_tokens(state)
                     self._persistence.count_request(state.session_id, saved, snapshot.to_dict(), cost)
+                    self._checkpoint(session)
             if tip is not None and request and config.context_budget.notify:
                 self.notifier.news(outgoing.session_id, f"dcp: {tip_text(tip, snapshot.estimated_input_tokens, snapshot.context_limit)}")
             self._persistence.flush()
@@ -372,19 +376,23 @@ class Runtime:
                     snapshot = ContextSnapshot.from_dict(stored.snapshot)
                 except ValueError:
                     snapshot = None
-            state = SessionState(
-                session_id,
-                config,
-                self.directory,
-                manual=stored.manual,
-                root=self.project_root,
-                tools_offered=self._tools_offered,
-                pinned=stored.pinned,
-            )
-            with self._lock:  # another thread may have made it meanwhile: theirs wins
-                session = self._sessions.setdefault(
-                    session_id, _Session(state, SessionBudget(snapshot), stored=stored.complete)
+            state = self._resume(session_id, config, stored)
+            resumed = state is not None
+            if state is None:
+                state = SessionState(
+                    session_id,
+                    config,
+                    self.directory,
+                    manual=stored.manual,
+                    root=self.project_root,
+                    tools_offered=self._tools_offered,
+                    pinned=stored.pinned,
                 )
+            fresh = _Session(state, SessionBudget(snapshot), stored=stored.complete)
+            if resumed:
+                fresh.checkpointed = (state.epoch, state.messages_read)
+            with self._lock:  # another thread may have made it meanwhile: theirs wins
+                session = self._sessions.setdefault(session_id, fresh)
             behind = False
         else:
             behind = not session.stored
@@ -393,6 +401,54 @@ class Runtime:
                 self._catch_up(session)
             state.reconfigure(config)
         return session
+
+    # -- checkpoints (see host.checkpoints) ----------------------------------------------------
+    def _checkpoint_folder(self) -> Checkpoints:
+        """The checkpoints beside the store in use (none without a store on disk)."""
+        store = self._persistence.store()
+        folder = store.path.parent / FOLDER if isinstance(store, store_mod.Store) else None
+        if self._checkpoints.wanted != folder:
+            self._checkpoints = Checkpoints(folder)
+        return self._checkpoints
+
+    def _resume(self, session_id: str, config: DcpConfig, stored: store_mod.StoredSession) -> SessionState | None:
+        """The session's state from its checkpoint, when one was written under what holds now; else None."""
+        if not (config.checkpoints and stored.complete):
+            return None  # without the store's pins and sweeps, a checkpoint cannot be checked
+        pinned = set(stored.pinned)
+        manual = {call_id: reason for call_id, reason in stored.manual.items() if call_id not in pinned}
+        key = fingerprint(config, self.directory, self.project_root, self._tools_offered, pinned, manual)
+        state = self._checkpoint_folder().load(session_id, key)
+        if state is not None:
+            state.resume(config)
+        return state
+
+    def _checkpoint(self, session: _Session, *, final: bool = False) -> None:
+        """Queue a checkpoint of the session once it read EVERY_MESSAGES since its last (hold its lock).
+
+        ``final``: the session is being dropped; anything not checkpointed yet of a long history is.
+        """
+        state = session.state
+        if not state.config.checkpoints:
+            return
+        epoch, read = session.checkpointed
+        since = state.messages_read - (read if epoch == state.epoch else 0)
+        due = (since > 0 and state.messages_read >= EVERY_MESSAGES) if final else since >= EVERY_MESSAGES
+        if not due:
+            return
+        session.checkpointed = (state.epoch, state.messages_read)
+
+        def take() -> tuple[str, int, bytes] | None:
+            with session.lock:  # pickled whole, between two requests
+                if not state.config.checkpoints:
+                    return None
+                return state_key(state), state.messages_read, snapshot_of(state)
+
+        self._checkpoint_folder().save_later(state.session_id, take)
+
+    def wait_for_checkpoints(self) -> None:
+        """Block until every queued checkpoint is on disk."""
+        self._checkpoints.wait()
 
     @contextmanager
     def _locked(self, session: _Session) -> Iterator[SessionState]:
@@ -429,8 +485,11 @@ class Runtime:
     def drop(self, session_id: str) -> None:
         """Forget a session (its saved state stays in the store; it is restored on next sight)."""
         with self._lock:
-            self._sessions.pop(session_id, None)
+            session = self._sessions.pop(session_id, None)
             self._last.pop(session_id, None)
+        if session is not None:
+            with session.lock:
+                self._checkpoint(session, final=True)
         self._persistence.forget(session_id)
 
     def session_ids(self) -> list[str]:

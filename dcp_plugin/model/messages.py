@@ -111,8 +111,12 @@ def message_time(message: object) -> int:
     when = info_of(message).get("time")
     if not isinstance(when, dict):
         return 0
-    stamps = [v for k in ("created", "completed") if isinstance(v := when.get(k), (int, float)) and not isinstance(v, bool)]
-    return int(max(stamps)) if stamps else 0
+    # No list and no max() of it: read for every message of a cold request's history.
+    newest: int | float | None = None
+    for value in (when.get("created"), when.get("completed")):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (newest is None or value > newest):
+            newest = value
+    return int(newest) if newest is not None else 0
 
 
 def is_assistant(message: object) -> bool:

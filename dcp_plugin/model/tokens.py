@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, TypeGuard
+
+from dcp_plugin.model.jsontext import CompactJson
 
 CHARS_PER_TOKEN_TEXT = 4
 CHARS_PER_TOKEN_JSON = 2
@@ -17,9 +18,8 @@ DEFAULT_IMAGE_TOKENS = 1600
 # What OpenCode sends in place of a tool output it has compacted itself.
 COMPACTED_OUTPUT_TEXT = "[Old tool result content cleared]"
 
-# json.dumps with these arguments builds a new encoder on every call; one built once encodes the
-# same characters (dumps is this encoder's encode) without that cost, paid per tool call.
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+# Encodes the characters json.dumps(ensure_ascii=False, separators=(",", ":"), default=str) does.
+_COMPACT_JSON = CompactJson()
 
 # File parts whose content the host already inlined as text parts (OpenCode does this
 # for text files and directories), so the part itself adds nothing to the prompt.
@@ -50,6 +50,9 @@ class ContentEstimate(NamedTuple):
 
 
 ZERO = ContentEstimate()
+
+# One message's estimate as (model side, incoming): see :func:`estimate_message_split`.
+Split = tuple[ContentEstimate, ContentEstimate]
 
 
 class ReportedUsage(NamedTuple):
@@ -178,9 +181,7 @@ def estimate_part_split(
     return ZERO, ZERO
 
 
-def estimate_message_split(
-    message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS
-) -> tuple[ContentEstimate, ContentEstimate]:
+def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> Split:
     """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
     # Plain int sums rather than ContentEstimate.plus per part: the same totals, without a
     # tuple per part (every message of a long session is estimated on a cold request).

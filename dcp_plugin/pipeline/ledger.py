@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dcp_plugin.model.history import HistoryMark
+from dcp_plugin.model.jsontext import CompactJson
 from dcp_plugin.model.messages import (
     FINAL_STATUSES,
     Message,
@@ -34,8 +34,8 @@ def drop_nulls(value: object, depth: int = 0) -> object:
     return value
 
 
-# Built once: json.dumps with these arguments would build it again for every signed call.
-_SORTED_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+# Built once: json.dumps with these arguments would build an encoder again for every signed call.
+_SORTED_JSON = CompactJson(sort_keys=True)
 
 
 def signature(tool: str, tool_input: object) -> bytes:

@@ -48,9 +48,13 @@ _EXTENDED = re.compile(r"^//[?.]/(UNC/)?", re.IGNORECASE)
 _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 
+# Every key a path can be read from: an input with none of them (most commands, searches) names none.
+_PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
+
+
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
-    if not isinstance(tool_input, dict):
+    if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
         return ()
     found: list[str] = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
     patch = tool_input.get(PATCH_KEY)
@@ -84,6 +88,12 @@ def patch_paths(patch: str, *, trimmed: bool = False) -> list[str]:
     return found
 
 
+# Distinct paths whose normal form is remembered: a session names the same files over and over
+# (a cold request reads every call of its history, and labels name them again).
+PATH_CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
 def clean_path(path: str) -> str:
     """A path with `.`, `..` and repeated slashes collapsed, still absolute or relative as given.
 
@@ -105,6 +115,7 @@ def is_absolute(path: str) -> bool:
     return path.startswith("/") or bool(_DRIVE.match(path))
 
 
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
 def absolute_path(path: str, directory: str) -> str:
     """The normalized absolute path, relative paths resolved against the project directory."""
     path = clean_path(path)

@@ -211,8 +211,9 @@ class Scheduler:
         already = previous.sent_with - self._sent.prefix(free_from) if free_from < previous.count else 0
         funds = self.bank + base + self.overdraft * self.totals.cost_without
         best: tuple[float, int] | None = None
+        waiting_before_free = self._waiting.prefix(free_from)  # every candidate starts before free_from
         for start in self._candidates(free_from):
-            removed = self._waiting.range(start, free_from)
+            removed = waiting_before_free - self._waiting.prefix(start)
             span = previous.sent_with - self._sent.prefix(start)
             extra = (w - r) * (span - already) - w * removed
             if extra > funds:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 
 from dcp_plugin.budget.limits import resolve_context_limit
@@ -11,7 +12,7 @@ from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.cost.prices import Pricing, pricing_for
 from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
@@ -20,7 +21,7 @@ from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
-from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy
+from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy, acts_with_time
 from dcp_plugin.pipeline.timeline import Timeline
 
 # Process-wide, so that an epoch of a dropped session never equals one of a new session.
@@ -43,6 +44,9 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
     """The budget ladder of a model: its thresholds for its context limit (the host's, else the table's)."""
     limit, _ = resolve_context_limit(model_id, context_limit)
     return compute_thresholds(limit)
+
+
+_MESSAGE_INDEX = operator.attrgetter("message_index")
 
 
 class _LateChange(Exception):
@@ -70,6 +74,7 @@ class SessionState:
     ledger: Ledger
     scheduler: Scheduler
     strategies: list[tuple[str, Strategy]]
+    timed: list[tuple[str, Strategy]]  # the strategies whose advance may propose something
     tools: ModelTools
     timeline: Timeline
     arbiter: Arbiter
@@ -104,6 +109,8 @@ class SessionState:
         self.messages: Sequence[Message] = ()
         # The context meter outlives epochs: what its calibration learned stays after a start-over.
         self.meter = ContextMeter()
+        # Loaded from a checkpoint and not updated since: the next update checks every message id.
+        self._resumed = False
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -114,6 +121,9 @@ class SessionState:
         self.ledger = Ledger()
         self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
         self.strategies = build_strategies(config)
+        self.timed = [(name, strategy) for name, strategy in self.strategies if acts_with_time(strategy)]
+        # The model of the request being made, its budget ladder and prices, per (named, host) model.
+        self._resolved: tuple[ModelRef | None, ModelRef | None, ModelRef, Thresholds, Pricing] | None = None
         self.tools = ModelTools(config, self.tools_offered)
         self.meter.reset()
         self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate, self.meter)
@@ -125,6 +135,22 @@ class SessionState:
         """Start over on the next update, as if the history were new."""
         self.restarts += 1
         self._start_over()
+
+    def resume(self, config: DcpConfig) -> None:
+        """This state was loaded from a checkpoint: take ``config`` (equal to its own) and a new epoch number.
+
+        The host may have rewritten any message while no process watched it: the next update
+        checks every message id read so far, not only the history's fingerprint.
+        """
+        self.config = config
+        self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
+        self.epoch = next(_EPOCHS)
+        self._resumed = True
+
+    @property
+    def messages_read(self) -> int:
+        """Messages of the current history this epoch has read (a checkpoint saves walking them again)."""
+        return self.timeline.read
 
     def reconfigure(self, config: DcpConfig) -> None:
         """Adopt a changed config: decisions are recomputed from scratch on the next update."""
@@ -183,7 +209,8 @@ class SessionState:
         ``model``: the host's model for this request (its context limit decides the tiers).
         """
         self.host_model = model
-        if not self.ledger.continues(messages, changed_from):
+        check_from, self._resumed = (0 if self._resumed else changed_from), False
+        if not self.ledger.continues(messages, check_from):
             self.restart()
             changed_from = None
         self.messages = messages
@@ -196,6 +223,7 @@ class SessionState:
             self._walk(None, request)
         finally:
             self.messages = ()
+            self.timeline.end_walk()
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline
@@ -220,12 +248,13 @@ class SessionState:
     def _schedule(self, count: int, first: bool = True) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
         timeline, scheduler = self.timeline, self.scheduler
-        model = request_model(timeline.model, self.host_model)
+        model, ladder, pricing = self._request_model()
         image_tokens = self.config.context_budget.image_token_estimate
         # The list does not change while one update walks it: only its first scheduled request
         # re-reads the newest message the meter had read.
-        tokens = self.meter.tokens_at(self.messages, scheduler.sent_prefix, image_tokens, count, rescan=first)
-        ladder = ladder_of(model.model_id, model.context_limit)
+        tokens = self.meter.tokens_at(
+            self.messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
+        )
         due = self.tools.due_list(
             self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
         )
@@ -235,12 +264,26 @@ class SessionState:
             count,
             timeline.time_ms,
             (model.provider_id, model.model_id),
-            pricing_for(model, self.config.cache),
+            pricing,
             tokens >= ladder.auto,
         )
         for decision in scheduler.at(point, timeline.schedule(count)):
             self.arbiter.mark_applied(decision)
         self.meter.sent(count, scheduler.sent_prefix)
+
+    def _request_model(self) -> tuple[ModelRef, Thresholds, Pricing]:
+        """The model the request being made goes to, with its budget ladder and prices.
+
+        Asked at every request point of a walk, where the model rarely changes: the answer is
+        kept while the newest message's model and the host's are the same objects.
+        """
+        named, host = self.timeline.model, self.host_model
+        resolved = self._resolved
+        if resolved is None or resolved[0] is not named or resolved[1] is not host:
+            model = request_model(named, host)
+            ladder = ladder_of(model.model_id, model.context_limit)
+            resolved = self._resolved = (named, host, model, ladder, pricing_for(model, self.config.cache))
+        return resolved[2], resolved[3], resolved[4]
 
     def context_now(self, messages: Sequence[Message], model: ModelRef | None) -> ContextSnapshot:
         """How full the context is with ``messages`` (as stored) and the placeholders in force now."""
@@ -262,27 +305,28 @@ class SessionState:
         # order: who claims a field first follows the conversation, however requests cut it.
         # One message's calls at a time (they arrive in order): the model's tool calls among them
         # are judged on the history before that message, as they were when the host ran them.
-        for _, calls in itertools.groupby(result.finished, key=lambda record: record.message_index):
+        tools = self.tools
+        for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
             group = list(calls)
             states = [self._state_of(record) or {} for record in group]
-            owned = [(record, state) for record, state in zip(group, states, strict=True) if self.tools.owns(record)]
+            # Without the model's tools offered no call is theirs (the common case, asked per call).
+            owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)] if tools.names else []
             if owned:
                 self._take_calls(owned)
             for record, state in zip(group, states, strict=True):
                 self._observe(record, state)
         arbiter.release()
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
-        model = request_model(self.timeline.model, self.host_model)
         progress = Progress(
             ledger.turn,
             result.new_turns,
             point,
-            ladder_of(model.model_id, model.context_limit),
+            self._request_model()[1],
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
         )
-        for name, strategy in self.strategies:
+        for name, strategy in self.timed:
             for record, edit in strategy.advance(progress):
                 arbiter.propose(record, name, edit)
         arbiter.release()

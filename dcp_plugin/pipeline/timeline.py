@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
 from dcp_plugin.model.refs import ModelRef, model_ref
-from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.model.tokens import Split, estimate_message_split, reported_usage
 from dcp_plugin.pipeline.scheduler import Scheduler
 
 
@@ -33,6 +33,10 @@ class Timeline:
         self.points = 0  # requests of the implied history scheduled in this epoch
         self.scheduled_end = 0  # messages held by the latest scheduled request
         self.open_end = -1  # messages of the latest update's own request, not known to be answered yet
+        # The estimates of the messages read in the current walk (from ``walked_from`` on), so the
+        # meter need not estimate them again; valid only while that list is walked (see end_walk).
+        self.walked: list[Split] = []
+        self.walked_from = 0
 
     def requests(self, messages: Sequence[Message]) -> Iterator[tuple[int, bool]]:
         """The requests the unread messages show were made and answered, as (messages held, not scheduled yet).
@@ -42,6 +46,7 @@ class Timeline:
         after the requests before it are yielded, so a request sees the time and model of its own
         messages only.
         """
+        self.walked, self.walked_from = [], self.read
         for index in range(self.read, len(messages)):
             message = messages[index]
             if is_assistant(message):
@@ -60,13 +65,20 @@ class Timeline:
                 usage = reported_usage(message)
                 if usage is not None:
                     scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
-            stored = estimate_message_tokens(message, self.image_tokens)
+            split = estimate_message_split(message, self.image_tokens)
+            stored = split[0].total + split[1].total
             scheduler.add_message(stored)
             self.meter.add_message(stored)
+            if index == self.walked_from + len(self.walked):
+                self.walked.append(split)
         self.time_ms = max(self.time_ms, message_time(message))
         ref = model_ref(info_of(message))
-        if ref is not None and ref.model_id is not None:
-            self.model = ref
+        if ref is not None and ref.model_id is not None and ref != self.model:
+            self.model = ref  # kept while the messages name the same model: the session's answers for it stay
+
+    def end_walk(self) -> None:
+        """The walked list is let go: its messages may change before the next walk (a tool finishing)."""
+        self.walked = []
 
     def schedule(self, count: int) -> int:
         """Count the request holding the first ``count`` messages as scheduled; its number in this epoch."""

@@ -24,7 +24,7 @@ from dcp_plugin.pipeline.strategies import (
     superseded_reads,
     superseded_todos,
 )
-from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, Strategy, StrategySpec
+from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, Strategy, StrategySpec, acts_with_time
 
 SPECS: dict[str, StrategySpec] = {
     spec.name: spec
@@ -72,4 +72,5 @@ __all__ = [
     "Proposal",
     "Strategy",
     "StrategySpec",
+    "acts_with_time",
 ]

@@ -111,6 +111,15 @@ class ObserveOnly:
         return ()
 
 
+def acts_with_time(strategy: Strategy) -> bool:
+    """Whether a strategy's ``advance`` may propose anything (an observe-only one never does).
+
+    A session asks only these at each request point: on a cold request that is every point of
+    the history.
+    """
+    return getattr(type(strategy), "advance", None) is not ObserveOnly.advance
+
+
 @dataclass(frozen=True, slots=True)
 class StrategySpec:
     """A strategy's entry in the registry: its config key, its config section and how to build it.

@@ -137,7 +137,7 @@ class MaskOldOutputs:
             # A batch masks down to the kept outputs now and waits for the context to reach the trigger again.
             self._started = self.mode == "window"
         held = self._working_set()
-        free = self._tokens - sum(self._tokens_of[seq] for seq in held)
+        free = self._tokens - sum(self._tokens_of[seq] for seq in held) if held else self._tokens
         kept: list[tuple[int, int, CallRecord]] = []
         out: list[Proposal] = []
         while queue:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -17,6 +18,12 @@ NAME = SUPERSEDED_READS
 def placeholder(label: str) -> str:
     """What an older read's output becomes."""
     return f"[dcp: output of {label} removed - a newer read or write of this file supersedes it]"
+
+
+@functools.lru_cache(maxsize=4096)
+def _edit(tool: str, path: str, directory: str) -> ReplaceOutput:
+    """The edit for an older read of ``path``: one per file (an edit is immutable), not one per read."""
+    return ReplaceOutput(placeholder(path_label(tool, path, directory)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +75,20 @@ class SupersededReads(ObserveOnly):
         return out
 
     def _edit(self, path: str, record: CallRecord) -> ReplaceOutput:
-        return ReplaceOutput(placeholder(path_label(record.tool, path, self._directory)))
+        return _edit(record.tool, path, self._directory)
 
     def _take(self, path: str, obsolete: Callable[[_Read], bool]) -> list[Proposal]:
         """Drop the live reads of ``path`` that are now obsolete; proposals for those that may be pruned."""
         live = self._live.get(path)
         if not live:
             return []
-        gone = [read for read in live if obsolete(read)]
+        kept: list[_Read] = []
+        gone: list[_Read] = []
+        for read in live:
+            (gone if obsolete(read) else kept).append(read)
         if not gone:
             return []
-        self._live[path] = [read for read in live if not obsolete(read)]
+        self._live[path] = kept
         return [(read.record, self._edit(path, read.record)) for read in gone if not read.protected]
 
     def _superseded_later(self, path: str, read: _Read) -> bool:

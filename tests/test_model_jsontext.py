@@ -1,0 +1,44 @@
+"""CompactJson encodes exactly what the json module's compact encoder does, and fails the same way."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dcp_plugin.model.jsontext import CompactJson
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def dumps(value: Any, sort_keys: bool = False) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, sort_keys=sort_keys)
+
+
+@given(JSON, st.booleans())
+def test_a_json_value_is_encoded_as_json_dumps_encodes_it(value: Any, sort_keys: bool) -> None:
+    assert CompactJson(sort_keys).encode(value) == dumps(value, sort_keys)
+
+
+def test_what_json_cannot_encode_is_encoded_as_its_string() -> None:
+    value = {"when": object.__new__(type("Stamp", (), {"__str__": lambda self: "noon"})), "set": {1}}
+    assert CompactJson().encode(value) == dumps(value) == '{"when":"noon","set":"{1}"}'
+
+
+def test_a_cycle_is_the_value_error_json_raises() -> None:
+    looped: dict[str, Any] = {"a": 1}
+    looped["self"] = looped
+    with pytest.raises(ValueError, match="Circular reference"):
+        CompactJson().encode(looped)
+
+
+def test_a_key_json_cannot_encode_is_the_type_error_json_raises() -> None:
+    with pytest.raises(TypeError, match="keys must be"):
+        CompactJson().encode({(1, 2): "x"})
