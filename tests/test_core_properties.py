@@ -19,7 +19,7 @@ from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
-pytestmark = pytest.mark.slow  # thousands of generated histories through whole runtimes
+pytestmark = pytest.mark.slow  # over a thousand generated histories through whole runtimes
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
