@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import shutil
@@ -16,6 +17,17 @@ from dcp_plugin.bridge import install as inst
 from dcp_plugin.cli.main import main
 
 pytestmark = pytest.mark.slow  # each install runs the interpreter it pins (and some tests node)
+
+
+# Installing checks that the pinned interpreter can import the bridge by starting it (a few
+# tenths of a second); the answer for one interpreter is the same in every test, so each
+# interpreter is started once here (this one by the first install, the odd ones by their tests).
+_check_python_once = functools.cache(inst.check_python)
+
+
+@pytest.fixture(autouse=True)
+def interpreter_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inst, "check_python", _check_python_once)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
 
-pytestmark = pytest.mark.slow  # thousands of generated histories through whole runtimes
+pytestmark = pytest.mark.slow  # over a thousand generated histories through whole runtimes
 
 PROJECT = "/home/dev/project"
 TOOLS = ["read", "write", "bash", "grep", "edit", "task", "apply_patch", "todowrite"]
@@ -73,6 +73,14 @@ configs = st.builds(
 # Seconds between two messages: agent steps, user think time, and breaks past every cache TTL.
 GAPS = [1, 2, 30, 200, 400, 4000]
 DIAGNOSTICS = [f"{PROJECT}/a.py", f"{PROJECT}/src/b.py", "src/b.py"]
+MODELS = ["claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro"]
+
+# Generating a history was most of these tests' time: Hypothesis pays for every draw (about 35 µs),
+# and a history took ~200 of them. So each draw below picks a whole combination from a list built
+# once (an input, an output, a message's layout), with repeated entries standing for the weights the
+# individual draws had. Every combination stays reachable; lists stay at a few hundred entries, which
+# Hypothesis samples evenly. Index 0 of each list is its simplest choice, where shrinking goes.
+ABSENT = object()  # a key the generated dict leaves out
 
 
 def diagnostics_block(file: str, header: str, errors: int) -> str:
@@ -81,45 +89,70 @@ def diagnostics_block(file: str, header: str, errors: int) -> str:
     return f"\n\nLSP errors detected in {header}:\n<diagnostics file=\"{file}\">\n{lines}\n</diagnostics>"
 
 
-@st.composite
-def tool_output(draw: Any, tool: str) -> Any:
-    if tool in ("write", "edit", "apply_patch", "bash") and draw(st.booleans()):
-        text = {"write": "Wrote file successfully.", "edit": "Edit applied successfully."}.get(tool, "Success.")
-        for _ in range(draw(st.integers(1, 2))):
-            file = draw(st.sampled_from(DIAGNOSTICS))
-            header = draw(st.sampled_from(["this file, please fix", "other files", "src/b.py, please fix"]))
-            text += diagnostics_block(file, header, draw(st.integers(1, 4)))
-        return text
-    if tool == "read" and draw(st.integers(0, 3)) == 0:
-        return "O" * 300 + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)"
-    return draw(st.sampled_from(["ok", "O" * 300]))
+BLOCKS = [
+    diagnostics_block(file, header, errors)
+    for file in DIAGNOSTICS
+    for header in ("this file, please fix", "other files", "src/b.py, please fix")
+    for errors in range(1, 5)
+]
+CAPPED = "O" * 300 + "\n\n(Output capped at 50 KB. Showing lines 1-9. Use offset=10 to continue.)"
+DIAGNOSED_TOOLS = ("write", "edit", "apply_patch", "bash")
 
 
-@st.composite
-def tool_input(draw: Any, tool: str) -> dict[str, Any]:
-    path = draw(st.sampled_from(PATHS))
+def output_choices(tool: str) -> list[tuple[str, int, str]]:
+    """(text, blocks, first block): a plain output, or (for tools OpenCode reports diagnostics into)
+    the tool's success text and one or two blocks (the second one is drawn apart)."""
+    if tool in DIAGNOSED_TOOLS:
+        # Half plain, half with diagnostics (one block or two), as separate coin flips had it.
+        success = {"write": "Wrote file successfully.", "edit": "Edit applied successfully."}.get(tool, "Success.")
+        plain = [(text, 0, "") for text in ("ok", "O" * 300) for _ in BLOCKS]
+        return plain + [(success, blocks, first) for blocks in (1, 2) for first in BLOCKS]
+    if tool == "read":  # one read in four was cut at OpenCode's output cap
+        return [(text, 0, "") for text in ["ok", "O" * 300] * 3 + [CAPPED] * 2]
+    return [("ok", 0, ""), ("O" * 300, 0, "")]
+
+
+def input_choices(tool: str) -> list[dict[str, Any]]:
+    """Every input the generated calls of ``tool`` may have."""
+    def without_absent(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        return {k: v for k, v in pairs if v is not ABSENT}
+
     if tool in ("read", "write", "edit"):
-        inp: dict[str, Any] = {"filePath": path}
-        if tool == "write":
-            inp["content"] = draw(st.sampled_from(["short", "C" * 200, "line\n" * 30]))
-        if tool == "read" and draw(st.booleans()):
-            inp["offset"] = draw(st.sampled_from([None, 0, 1, 2, 20]))
-        if tool == "read" and draw(st.booleans()):
-            inp["limit"] = draw(st.sampled_from([None, 5, 30, 2000]))
-        return inp
+        contents = ["short", "C" * 200, "line\n" * 30] if tool == "write" else [ABSENT]
+        # A read's offset and limit are each left out half the time.
+        offsets = [ABSENT] * 5 + [None, 0, 1, 2, 20] if tool == "read" else [ABSENT]
+        limits = [ABSENT] * 4 + [None, 5, 30, 2000] if tool == "read" else [ABSENT]
+        return [
+            without_absent([("filePath", path), ("content", content), ("offset", offset), ("limit", limit)])
+            for path in PATHS
+            for content in contents
+            for offset in offsets
+            for limit in limits
+        ]
     if tool == "apply_patch":
-        return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40}
+        return [{"patchText": f"*** Begin Patch\n*** Update File: {path}\n" + "+x\n" * 40} for path in PATHS]
     if tool == "todowrite":
-        return {"todos": [{"content": "T" * draw(st.sampled_from([5, 80])), "status": "pending"}]}
-    inp = {
-        "command" if tool == "bash" else "pattern": draw(st.sampled_from(["ls", "cat a.py", "L" * 120])),
-        "path": draw(st.sampled_from([None, path])),
-    }
-    if tool == "bash" and draw(st.booleans()):
-        inp["description"] = draw(st.sampled_from(["List files", "Run it again"]))
-    if draw(st.booleans()):
-        inp = dict(reversed(list(inp.items())))
-    return inp
+        return [{"todos": [{"content": "T" * size, "status": "pending"}]} for size in (5, 80)]
+    key = "command" if tool == "bash" else "pattern"
+    descriptions = [ABSENT, ABSENT, "List files", "Run it again"] if tool == "bash" else [ABSENT]
+    inputs = []
+    for value in ("ls", "cat a.py", "L" * 120):
+        for path in [None, *PATHS]:
+            for description in descriptions:
+                inp = without_absent([(key, value), ("path", path), ("description", description)])
+                inputs += [inp, dict(reversed(list(inp.items())))]  # key order must not matter
+    return inputs
+
+
+# Who sends a message: the assistant three times in four; a user message switches the model (to
+# one of MODELS, maybe the same) one time in six.
+SENDERS = st.sampled_from(["assistant"] * 54 + ["user"] * 15 + MODELS)
+# An assistant message's tool parts (0 to 2) and whether a text part comes first.
+LAYOUTS = st.sampled_from([(calls, text) for text in (False, True) for calls in range(3)])
+TOOL_STATUSES = st.sampled_from([(t, s) for t in TOOLS for s in ("completed", "completed", "completed", "error", "running")])
+INPUTS = {tool: st.sampled_from(input_choices(tool)) for tool in TOOLS}
+OUTPUTS = {tool: st.sampled_from(output_choices(tool)) for tool in TOOLS}
+BLOCK = st.sampled_from(BLOCKS)
 
 
 @st.composite
@@ -133,23 +166,24 @@ def histories(draw: Any) -> list[dict[str, Any]]:
         counter += 1
         mid = f"msg_{counter:04d}"
         clock += 1000 * draw(st.sampled_from(GAPS))
-        if i == 0 or draw(st.integers(0, 3)) == 0:
-            if draw(st.integers(0, 5)) == 0:
-                model = draw(st.sampled_from(["claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro"]))
+        who = draw(SENDERS)
+        if i == 0 or who != "assistant":
+            model = who if who in MODELS else model
             info = {"id": mid, "sessionID": "s", "role": "user", "time": {"created": clock}, "model": {"modelID": model}}
             messages.append({"info": info, "parts": [{"id": f"p{mid}", "type": "text", "text": "go"}]})
             continue
+        calls, text = draw(LAYOUTS)
         parts = []
-        for j in range(draw(st.integers(0, 2))):
-            tool = draw(st.sampled_from(TOOLS))
-            status = draw(st.sampled_from(["completed", "completed", "completed", "error", "running"]))
-            state: dict[str, Any] = {"status": status, "input": draw(tool_input(tool))}
+        for j in range(calls):
+            tool, status = draw(TOOL_STATUSES)
+            state: dict[str, Any] = {"status": status, "input": copy.deepcopy(draw(INPUTS[tool]))}
             if status == "completed":
-                state["output"] = draw(tool_output(tool))
+                output, blocks, first = draw(OUTPUTS[tool])
+                state["output"] = output + first + (draw(BLOCK) if blocks == 2 else "")
             elif status == "error":
                 state["error"] = "failed"
             parts.append({"id": f"p{mid}_{j}", "type": "tool", "tool": tool, "callID": f"c{mid}_{j}", "state": state})
-        if draw(st.booleans()):
+        if text:
             parts.insert(0, {"id": f"t{mid}", "type": "text", "text": "thinking"})
         info = {"id": mid, "sessionID": "s", "role": "assistant", "modelID": model, "time": {"created": clock, "completed": clock + 500}}
         messages.append({"info": info, "parts": parts})
@@ -188,7 +222,9 @@ def reference(runtime: Runtime, messages: list[dict[str, Any]], config: DcpConfi
     return reference_decisions(messages, config, PROJECT, written_by(in_force) if config.cache.scheduler else None)
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 100 generated histories per property (Hypothesis' default): fourteen properties run whole runtimes over
+# them, each run draws new ones, and the example database replays any that failed before.
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -344,6 +380,33 @@ def test_decisions_are_monotonic_while_history_grows(messages, config):
 
 ODD_IDS = [None, "", 0, False, "dup", "c1"]
 ODD_OUTPUTS = [None, 7, ["x"] * 3, {"k": "v" * 200}, "", "O" * 300, ["L" * 100] * 3]
+ODD_PARTS = [None, 3, "text", ["p"]]
+ODD_STATES = [None, [], "state"]
+KEEP = object()  # the state stays the dict built for it
+# As for histories() above: one draw per combination, repeated entries for the weights. A message:
+# its id (its own twice as often as a duplicate or none), its role (user one time in four) and
+# how many parts it has.
+FUZZ_MESSAGES = st.sampled_from(
+    [(mid, role, parts) for parts in range(4) for role in ["assistant"] * 3 + ["user"] for mid in ["own", "own", "mdup", None]]
+)
+# A part: one in ten is not a dict; a tool part's tool and status.
+FUZZ_STATUSES = ("completed", "completed", "error", "running", "weird", None)
+NOT_A_DICT = object()  # the status drawn with a part that is not a dict
+FUZZ_KINDS = st.sampled_from(
+    [(tool, status) for status in FUZZ_STATUSES for tool in ["read", "bash", "write", 5] * 9]
+    + [(odd, NOT_A_DICT) for _ in FUZZ_STATUSES for odd in ODD_PARTS]
+)
+# Its input, and an output half the time.
+FUZZ_CONTENTS = st.sampled_from(
+    [
+        (inp, out)
+        for out in [ABSENT] * len(ODD_OUTPUTS) + ODD_OUTPUTS
+        for inp in [{"filePath": "a.py"}, {"command": "L" * 120}, "str", None, {"content": "C" * 300}]
+    ]
+)
+# One state in five is not a dict; half the parts have a call id, half an id.
+FUZZ_STATES = st.sampled_from([(state, call) for call in [ABSENT] * len(ODD_IDS) + ODD_IDS for state in [KEEP] * 12 + ODD_STATES])
+FUZZ_IDS = st.sampled_from([ABSENT] * len(ODD_IDS) + ODD_IDS)
 
 
 @st.composite
@@ -351,30 +414,28 @@ def fuzzed_histories(draw: Any) -> list[Any]:
     """Histories with non-dict parts, odd statuses, falsy or duplicate ids and non-string outputs."""
     messages: list[Any] = []
     for i in range(draw(st.integers(1, 25))):
-        mid = draw(st.sampled_from([f"m{i}", f"m{i}", "mdup", None]))
-        role = "user" if i == 0 or draw(st.integers(0, 3)) == 0 else "assistant"
+        mid, role, count = draw(FUZZ_MESSAGES)
         parts: list[Any] = []
-        for _ in range(draw(st.integers(0, 3))):
-            kind = draw(st.integers(0, 9))
-            if kind == 0:
-                parts.append(draw(st.sampled_from([None, 3, "text", ["p"]])))
+        for _ in range(count):
+            tool, status = draw(FUZZ_KINDS)
+            if status is NOT_A_DICT:
+                parts.append(tool)
                 continue
-            tool = draw(st.sampled_from(["read", "bash", "write", 5]))
-            state: Any = {"status": draw(st.sampled_from(["completed", "completed", "error", "running", "weird", None]))}
-            state["input"] = draw(st.sampled_from([{"filePath": "a.py"}, {"command": "L" * 120}, "str", None, {"content": "C" * 300}]))
-            if draw(st.booleans()):
-                state["output"] = draw(st.sampled_from(ODD_OUTPUTS))
-            if draw(st.integers(0, 4)) == 0:
-                state = draw(st.sampled_from([None, [], "state"]))
-            part: dict[str, Any] = {"type": "tool", "tool": tool, "state": state}
-            if draw(st.booleans()):
-                part["callID"] = draw(st.sampled_from(ODD_IDS))
-            if draw(st.booleans()):
-                part["id"] = draw(st.sampled_from(ODD_IDS))
+            inp, output = draw(FUZZ_CONTENTS)
+            state: Any = {"status": status, "input": copy.deepcopy(inp)}
+            if output is not ABSENT:
+                state["output"] = output
+            odd_state, call_id = draw(FUZZ_STATES)
+            part: dict[str, Any] = {"type": "tool", "tool": tool, "state": state if odd_state is KEEP else odd_state}
+            if call_id is not ABSENT:
+                part["callID"] = call_id
+            part_id = draw(FUZZ_IDS)
+            if part_id is not ABSENT:
+                part["id"] = part_id
             parts.append(part)
-        info: dict[str, Any] = {"sessionID": "s", "role": role}
+        info: dict[str, Any] = {"sessionID": "s", "role": "user" if i == 0 else role}
         if mid is not None:
-            info["id"] = mid
+            info["id"] = f"m{i}" if mid == "own" else mid
         messages.append({"info": info, "parts": parts})
     return messages
 

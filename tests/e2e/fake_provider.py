@@ -62,6 +62,9 @@ def whole_prompt_tokens(body: dict[str, Any]) -> int:
 
 
 PromptTokens = Callable[[dict[str, Any]], int]
+# How long a gated reply waits for its condition at most: then it is sent anyway, and the test that
+# set the gate fails on what it checks (well within `opencode run`'s own 90 s).
+GATE_SECONDS = 60.0
 
 
 def _usage(body: dict[str, Any], prompt_tokens: PromptTokens = messages_prompt_tokens) -> dict[str, int]:
@@ -118,6 +121,9 @@ class FakeProvider:
     script: list[Step]
     log_path: Path | None = None
     prompt_tokens: PromptTokens = messages_prompt_tokens
+    # Script position -> a condition the reply for that step waits for (e.g. a line the plugin
+    # shows): a test waits on what happened, not for a while.
+    gates: dict[int, Callable[[], bool]] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -138,6 +144,13 @@ class FakeProvider:
             if self.log_path is not None:
                 with self.log_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(body) + "\n")
+
+    def wait_for_gate(self, body: dict[str, Any]) -> None:
+        """Holds the reply to an agent request until its script position's gate holds (if it has one)."""
+        gate = None if is_title_request(body) else self.gates.get(count_tool_results(body))
+        deadline = time.monotonic() + GATE_SECONDS
+        while gate is not None and not gate() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def agent_requests(self) -> list[dict[str, Any]]:
         """The requests of the agent loop (with tools), without title requests."""
@@ -179,6 +192,7 @@ class FakeProvider:
                     self._send_json(400, {"error": {"message": f"request body is not JSON: {exc}"}})
                     return
                 provider.record(body)
+                provider.wait_for_gate(body)
                 step = step_for(provider.script, body)
                 model = body.get("model", "fake-model")
                 if body.get("stream"):

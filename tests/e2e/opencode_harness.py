@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -209,17 +210,26 @@ class OpencodeProject:
         path.write_text(f"---\ndescription: {description or name}\n---\n{template}\n")
         return path
 
-    def _run(self, args: list[str], timeout: float, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(self.binary), *args],
-            cwd=self.project,
-            env=self.env(),
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+    def _run(
+        self, args: list[str], timeout: float, stdin: str | None = None, stderr_path: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Runs OpenCode; its stderr goes to ``stderr_path`` when given (readable while it runs)."""
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(stderr_path.open("w", encoding="utf-8")) if stderr_path else subprocess.PIPE
+            proc = subprocess.run(
+                [str(self.binary), *args],
+                cwd=self.project,
+                env=self.env(),
+                input=stdin if stdin is not None else "",
+                stdout=subprocess.PIPE,
+                stderr=sink,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        if stderr_path is not None:
+            proc.stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+        return proc
 
     def run(
         self,
@@ -229,10 +239,12 @@ class OpencodeProject:
         command: str | None = None,
         session: str | None = None,
         timeout: float = 90,
+        stderr_path: Path | None = None,
     ) -> RunResult:
         """`opencode run --format json [--pure] [--command C] [--session S] words...` in the project.
 
         Words go as separate arguments: one quoted argument would reach the model wrapped in quotes.
+        With ``stderr_path``, stderr is written there as it comes (a test can wait on a line).
         """
         args = ["run", "--format", "json"]
         if pure:
@@ -241,19 +253,21 @@ class OpencodeProject:
             args += ["--command", command]
         if session:
             args += ["--session", session]
-        proc = self._run([*args, *words], timeout)
+        proc = self._run([*args, *words], timeout, stderr_path=stderr_path)
         return RunResult(proc.returncode, proc.stdout, proc.stderr, parse_events(proc.stdout))
 
-    def export(self, session_id: str, timeout: float = 60) -> dict[str, Any]:
-        """`opencode export <sessionID>`: the stored session as `{info, messages}`.
+    def export(self, session_id: str, timeout: float = 60, *, pure: bool = True) -> dict[str, Any]:
+        """`opencode export <sessionID> [--pure]`: the stored session as `{info, messages}`.
 
         Its stdout goes to a file: into a pipe, OpenCode 1.18.33 exits before writing more than
-        64 KiB of it (a session with a few large tool outputs came back cut off).
+        64 KiB of it (a session with a few large tool outputs came back cut off). ``pure``: without
+        plugins, as `dcp opencode context` reads a session (OpenCode loads them for an export too,
+        and the dcp plugin would start a bridge that reading does not need).
         """
         out = self.root / f"export-{session_id}.json"
         with out.open("w", encoding="utf-8") as sink:
             proc = subprocess.run(
-                [str(self.binary), "export", session_id],
+                [str(self.binary), "export", session_id, *(["--pure"] if pure else [])],
                 cwd=self.project,
                 env=self.env(),
                 input="",

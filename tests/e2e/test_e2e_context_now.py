@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WINDOW = 32_000
 TOLERANCE = 0.10
+# The toast as the shim echoes it on stderr (DCP_BRIDGE_DEBUG): the context figure of the request it describes.
+TOAST = re.compile(r"dcp: Context [^(]*\(([\d,]+) of 32,000 tokens\)")
 
 
 def big_source() -> str:
@@ -31,21 +34,29 @@ def big_source() -> str:
     )
 
 
+def toast_shown(stderr: Path) -> bool:
+    """Whether the run writing its stderr to ``stderr`` has shown a context toast yet."""
+    return stderr.exists() and TOAST.search(stderr.read_text(encoding="utf-8", errors="replace")) is not None
+
+
 @pytest.fixture(scope="module")
 def session(module_scenario_factory) -> dict[str, Any]:
     sc = module_scenario_factory("context-now", [])
     project = sc.opencode.project
     (project / "big.py").write_text(big_source())
-    # A step after the large read keeps `opencode run` alive while the toast for it is logged
-    # (the plugin notifies after a request went out; the run ends right after the last answer).
     sc.provider.script = [
         ToolCall("read", {"filePath": str(project / "big.py")}),
         ToolCall("read", {"filePath": str(project / "hello.txt")}),
         Text("Read them."),
     ]
+    # The plugin shows the toast for a request after the request went out (its bookkeeping runs
+    # once the patches are sent), so on a busy machine the run could go on, and even end, before
+    # the toast is shown. The reply to the request with the large output waits until it is.
+    first_stderr = sc.opencode.root / "first-run.stderr"
+    sc.provider.gates[1] = lambda: toast_shown(first_stderr)
     sc.provider.prompt_tokens = whole_prompt_tokens
-    # On a busy machine a request can outlast the 5 s default; one that times out goes unpruned and
-    # shows no toast, which is not what this test measures.
+    # On a busy machine a request can outlast the 5 s default; one that times out goes out unpruned,
+    # and the figures compared below are those of pruned requests.
     sc.opencode.extra_env["DCP_BRIDGE_TIMEOUT_MS"] = "60000"
     # The shim echoes what it shows and logs on stderr: the toast's text, whatever OpenCode's log keeps.
     sc.opencode.extra_env["DCP_BRIDGE_DEBUG"] = "1"
@@ -55,7 +66,7 @@ def session(module_scenario_factory) -> dict[str, Any]:
     config_path.write_text(json.dumps(config, indent=2))
     installed = install_plugin(project)
     assert installed.returncode == 0, installed.stderr
-    first = sc.opencode.run(["read", "big.py"])
+    first = sc.opencode.run(["read", "big.py"], stderr_path=first_stderr)
     assert first.returncode == 0, first.stderr
     sid = first.session_id
     command = sc.opencode.run(["context"], command="dcp", session=sid)
@@ -80,7 +91,7 @@ def test_the_session_made_four_agent_requests(session) -> None:
 
 def test_the_toast_for_the_request_with_the_large_output_is_within_10_percent_of_the_providers_count(session) -> None:
     counted = whole_prompt_tokens(session["requests"][1])
-    toasts = [int(n.replace(",", "")) for n in re.findall(r"dcp: Context [^(]*\(([\d,]+) of 32,000 tokens\)", session["toasts"])]
+    toasts = [int(n.replace(",", "")) for n in TOAST.findall(session["toasts"])]
     assert toasts, f"no context toast shown; the provider counted {counted:,}"
     assert within(toasts[0], counted), (toasts[0], counted)
 

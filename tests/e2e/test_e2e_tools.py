@@ -157,6 +157,6 @@ def test_opencode_export_still_shows_the_history_as_stored(run):
 
 
 def test_dcp_context_counts_the_models_calls_per_tool(run):
-    [reply] = export_ignored_texts(run["sc"].opencode.export(run["result"].session_id))
+    [reply] = export_ignored_texts(run["exported"])  # exported after the `/dcp context` run
     assert "The model's tools: discard 1 call (1 output), extract 1 call (1 output), restore 1 call (1 output back" in reply
     assert "; 1 refused" in reply
