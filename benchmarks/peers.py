@@ -1,6 +1,6 @@
 """The plugin against the rules other tools prune by, on the same sessions with the same prices and yardsticks.
 
-    python -m benchmarks.peers [--corpus DIR] [--config FILE ...] [--json OUT] [--readme README.md] [FILE ...]
+    python -m benchmarks.peers [--corpus DIR] [--config FILE ...] [--json OUT] [--readme README.md] [--jobs N] [FILE ...]
 
 Every session is replayed with the plugin's defaults (and each ``--config`` given) through a real
 pluggy host, and with each peer rule of :mod:`benchmarks.peer_rules`; each replay is priced by
@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,14 +267,23 @@ def configs_of(paths: Sequence[Path]) -> list[tuple[str, DcpConfig]]:
 
 
 def run(sessions: Sequence[Session], configs: Sequence[tuple[str, DcpConfig]],
-        progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Every policy on every session; the per-session outcomes and the per-group rows."""
+        progress: Callable[[str], None] = lambda _: None, jobs: int = 1) -> dict[str, Any]:
+    """Every policy on every session (``jobs`` sessions at a time); the per-session outcomes and the per-group rows."""
     outcomes: list[Outcome] = []
     groups: dict[str, list[str]] = {"long": [], "short": []}
-    for index, session in enumerate(sessions, 1):
-        progress(f"[{index}/{len(sessions)}] {session.name}")
+    for session in sessions:
         groups[group_of(session)].append(session.name)
-        outcomes += measure(session, configs, PRICINGS)
+    if jobs > 1 and len(sessions) > 1:
+        # Fresh interpreters: a forked copy of a host process may inherit a lock another thread held.
+        with ProcessPoolExecutor(min(jobs, len(sessions)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(measure, session, configs, PRICINGS) for session in sessions]
+            for index, (session, future) in enumerate(zip(sessions, futures, strict=True), 1):
+                outcomes += future.result()
+                progress(f"[{index}/{len(sessions)}] {session.name}")
+    else:
+        for index, session in enumerate(sessions, 1):
+            progress(f"[{index}/{len(sessions)}] {session.name}")
+            outcomes += measure(session, configs, PRICINGS)
     data: dict[str, Any] = {"sessions": [o.to_dict() for o in outcomes], "groups": {}}
     for group, names in [("all", [s.name for s in sessions]), *groups.items()]:
         rows = summarize([o for o in outcomes if o.session in names])
@@ -290,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, action="append", default=[],
                         help="also replay the plugin with this dcp.jsonc (repeatable)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every outcome and row as JSON here")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="sessions replayed at once, each in a process of its own (default: one per CPU)")
     parser.add_argument("--readme", type=Path, metavar="README",
                         help="also replay the configs README's tables name; exit 1 when a figure there is not "
                              "the one measured")
@@ -303,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         err.print("no recorded sessions: replaying generated ones", highlight=False)
     readme = args.readme.read_text(encoding="utf-8") if args.readme is not None else None
     configs = configs_of(args.config) + (readme_tables.configs(readme) if readme is not None else [])
-    data = run(sessions, configs, lambda text: err.print(text, highlight=False))
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    data = run(sessions, configs, lambda text: err.print(text, highlight=False), args.jobs)
     rows = data.pop("_rows")
     console = Console(width=200) if not Console().is_terminal else Console()
     for group, found in data["groups"].items():

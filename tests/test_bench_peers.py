@@ -17,8 +17,10 @@ from benchmarks.peer_rules import (
     OpenCodePrune,
     tool_results,
 )
+from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT
 from dcp_plugin.replay.engine import ImpliedRequest, implied_requests
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 
 def session(turns: list[int], size: int = 4_000) -> list[dict[str, Any]]:
@@ -180,3 +182,15 @@ def test_a_readme_row_the_run_did_not_measure_is_named():
 @pytest.mark.skipif(not peers.corpus_sessions(peers.CORPUS), reason="the development corpus is not next to the project")
 def test_every_figure_of_readmes_peers_tables_is_the_one_measured_on_the_development_corpus(capsys):
     assert peers.main(["--readme", str(peers.ROOT / "README.md")]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_replaying_sessions_in_parallel_gives_what_one_process_gives():
+    sessions = [
+        peers.Session(f"generated {seed}", generate_session(120, seed=seed, busy=True)["messages"], DEFAULT_DIRECTORY)
+        for seed in (1, 2, 3)
+    ]
+    configs = [(peers.OURS, DcpConfig())]
+    one = peers.run(sessions, configs, jobs=1)
+    assert peers.run(sessions, configs, jobs=2)["sessions"] == one["sessions"]
+
