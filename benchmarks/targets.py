@@ -24,19 +24,21 @@ def _target(name: str, limit: str, value: float | None, met: bool | None) -> dic
     return {"target": name, "limit": limit, "measured": value, "met": met}
 
 
+def _at_most(name: str, limit: float, value: float | None) -> dict[str, Any]:
+    """A target met when ``value`` is at most ``limit``; unknown when not measured."""
+    return _target(name, f"<= {limit:g}", value, None if value is None else value <= limit)
+
+
 def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each target with its measured value (median) and whether it is met; None when not measured."""
     out: list[dict[str, Any]] = []
     at_1000, at_20000 = _generated(rows, 1_000), _generated(rows, 20_000)
     value = at_1000["warm_ms"]["median"] if at_1000 else None
-    out.append(_target("warm request at 1,000 messages (ms)", f"<= {WARM_MS_AT_1000:g}", value,
-                       None if value is None else value <= WARM_MS_AT_1000))
+    out.append(_at_most("warm request at 1,000 messages (ms)", WARM_MS_AT_1000, value))
     value = at_20000["warm_ms"]["median"] if at_20000 else None
-    out.append(_target("warm request at 20,000 messages (ms)", f"<= {WARM_MS_AT_20000:g}", value,
-                       None if value is None else value <= WARM_MS_AT_20000))
+    out.append(_at_most("warm request at 20,000 messages (ms)", WARM_MS_AT_20000, value))
     value = at_20000["warm_percent_of_json_dumps"]["median"] if at_20000 else None
-    out.append(_target("warm request as % of json.dumps at 20,000", f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
-                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    out.append(_at_most("warm request as % of json.dumps at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, value))
     generated = sorted((r for r in rows if r["source"] == "generated"), key=lambda r: r["messages"])
     value, note = None, None
     if len(generated) >= 2:
@@ -44,9 +46,8 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         value = round(large["sync_and_strategies_python_calls"] / small["sync_and_strategies_python_calls"], 2)
         small_ms, large_ms = small["sync_and_strategies_ms"]["median"], large["sync_and_strategies_ms"]["median"]
         note = f"{small_ms:g} ms at {small['messages']:,} messages, {large_ms:g} ms at {large['messages']:,}"
-    target = _target(
-        "sync + strategies work, largest / smallest history (Python calls, same one-message append)",
-        f"<= {FLAT_RATIO:g}", value, None if value is None else value <= FLAT_RATIO,
+    target = _at_most(
+        "sync + strategies work, largest / smallest history (Python calls, same one-message append)", FLAT_RATIO, value
     )
     target["note"] = note
     out.append(target)
@@ -54,22 +55,21 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     value = None
     if busy is not None and busy["json_dumps_ms"]["median"]:
         value = round(100 * busy["warm_fresh_copy_ms"]["median"] / busy["json_dumps_ms"]["median"], 2)
-    out.append(_target("busy session, warm request on a fresh copy as % of json.dumps at 20,000",
-                       f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
-                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    out.append(_at_most(
+        "busy session, warm request on a fresh copy as % of json.dumps at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, value
+    ))
     value = busy["warm_fresh_copy_percent_of_unpruned_json_dumps"] if busy is not None else None
-    out.append(_target("busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000",
-                       f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g}", value,
-                       None if value is None else value <= WARM_PERCENT_OF_DUMPS_AT_20000))
+    out.append(_at_most(
+        "busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, value
+    ))
     value = busy["cold_per_json_dumps"] if busy is not None else None
-    out.append(_target("busy session, cold request / json.dumps of the same list before pruning at 20,000",
-                       f"<= {COLD_PER_DUMPS_AT_20000:g}", value,
-                       None if value is None else value <= COLD_PER_DUMPS_AT_20000))
+    out.append(_at_most(
+        "busy session, cold request / json.dumps of the same list before pruning at 20,000", COLD_PER_DUMPS_AT_20000, value
+    ))
     value = busy["restart_per_json_dumps"] if busy is not None else None
-    out.append(_target("busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000",
-                       f"<= {COLD_PER_DUMPS_AT_20000:g}", value,
-                       None if value is None else value <= COLD_PER_DUMPS_AT_20000))
+    out.append(_at_most(
+        "busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000", COLD_PER_DUMPS_AT_20000, value
+    ))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
-    out.append(_target("session memory per 1,000 tool calls (MB)", f"<= {MB_PER_1000_CALLS:g}", value,
-                       None if value is None else value <= MB_PER_1000_CALLS))
+    out.append(_at_most("session memory per 1,000 tool calls (MB)", MB_PER_1000_CALLS, value))
     return out

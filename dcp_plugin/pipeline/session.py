@@ -93,8 +93,9 @@ class SessionState:
         self.tools_offered = tools_offered  # the host offers the model the discard/extract/restore tools
         self.directory = directory
         self.root = root  # the project root relative protected patterns are anchored to (default: directory)
-        self.config = config
-        self.protector = PathProtector(config.protected_file_patterns, directory, root)
+        self.config: DcpConfig
+        self.protector: PathProtector
+        self._adopt(config)
         # Calls pruned by the user (call id -> reason): survive every restart and are re-applied.
         self.manual: dict[str, str] = dict(manual or {})
         # Calls pinned by the user (call ids): nothing prunes them. An input like the config: a
@@ -142,8 +143,7 @@ class SessionState:
         The host may have rewritten any message while no process watched it: the next update
         checks every message id read so far, not only the history's fingerprint.
         """
-        self.config = config
-        self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
+        self._adopt(config)
         self.epoch = next(_EPOCHS)
         self._resumed = True
 
@@ -157,9 +157,13 @@ class SessionState:
         # The config source hands back the same object until a file changes: skip the deep compare.
         if config is self.config or config == self.config:
             return
+        self._adopt(config)
+        self.restart()
+
+    def _adopt(self, config: DcpConfig) -> None:
+        """Use ``config`` from now on, with the protected paths it names."""
         self.config = config
         self.protector = PathProtector(config.protected_file_patterns, self.directory, self.root)
-        self.restart()
 
     def pin(self, call_ids: Iterable[str], pinned: bool = True) -> list[str]:
         """Pin (or unpin) calls; the ids whose pin changed. A change starts over on the next update.
