@@ -21,7 +21,7 @@ shape the replay's cache accountant and edit-anchor check read for the plugin's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from dcp_plugin.model.messages import info_of
@@ -56,15 +56,36 @@ def tool_results(messages: Sequence[Mapping[str, Any]], begin: int, end: int) ->
     """Every finished tool call's result in ``messages[begin:end]``, oldest first."""
     found: list[Result] = []
     for m in range(begin, end):
-        for p, part in enumerate(messages[m].get("parts") or ()):
-            state = part.get("state") if part.get("type") == "tool" else None
-            if not isinstance(state, Mapping):
-                continue
-            if state.get("status") == "completed" and state.get("output"):
-                found.append((m, p, "output"))
-            elif state.get("status") == "error" and state.get("error"):
-                found.append((m, p, "error"))
+        found += _results_of(messages[m], m)
     return found
+
+
+def _results_of(message: Mapping[str, Any], m: int) -> list[Result]:
+    found: list[Result] = []
+    for p, part in enumerate(message.get("parts") or ()):
+        state = part.get("state") if part.get("type") == "tool" else None
+        if not isinstance(state, Mapping):
+            continue
+        if state.get("status") == "completed" and state.get("output"):
+            found.append((m, p, "output"))
+        elif state.get("status") == "error" and state.get("error"):
+            found.append((m, p, "error"))
+    return found
+
+
+class ToolResults:
+    """:func:`tool_results` of a replayed session, each message read once (requests only ever grow)."""
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self.messages = messages
+        self.found: list[Result] = []
+        self.start: list[int] = [0]  # index in ``found`` of message m's first result
+
+    def between(self, begin: int, end: int) -> list[Result]:
+        for m in range(len(self.start) - 1, end):
+            self.found += _results_of(self.messages[m], m)
+            self.start.append(len(self.found))
+        return self.found[self.start[begin]:self.start[end]]
 
 
 class _Replacer:
@@ -73,6 +94,7 @@ class _Replacer:
     def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
         self.messages = messages
         self._memo: dict[tuple[PatchKey, str], int] = {}
+        self._notes: dict[PatchKey, str] = {}
 
     def state(self, key: PatchKey) -> Mapping[str, Any]:
         m, p, _ = key
@@ -92,47 +114,59 @@ class _Replacer:
 
     def note(self, key: PatchKey) -> str:
         """SWE-agent's note for an elided observation."""
-        text = str(self.state(key).get(key[2]) or "")
-        return f"Old environment output: ({text.count(chr(10)) + 1} lines omitted)"
+        note = self._notes.get(key)
+        if note is None:
+            text = str(self.state(key).get(key[2]) or "")
+            note = self._notes[key] = f"Old environment output: ({text.count(chr(10)) + 1} lines omitted)"
+        return note
 
 
 class LastN:
     """Last-N observation masking: the newest N tool results whole, older ones a note."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], keep: int = LAST_N) -> None:
+    def __init__(
+        self, messages: Sequence[Mapping[str, Any]], keep: int = LAST_N, results: ToolResults | None = None
+    ) -> None:
         self.name = f"last-{keep} masking"
         self.keep = keep
-        self.messages = messages
+        self.results = results or ToolResults(messages)
         self.replacer = _Replacer(messages)
 
     def at(self, request: ImpliedRequest, prompt_tokens: int) -> Patches:
-        results = tool_results(self.messages, request.begin, request.end)
+        results = self.results.between(request.begin, request.end)
         return self.replacer.patch(results[: max(0, len(results) - self.keep)])
 
 
 class ClearToolUses:
     """Anthropic's clear_tool_uses defaults, from the unedited prompt of every request."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], trigger: int = CLEAR_TRIGGER, keep: int = CLEAR_KEEP):
+    def __init__(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        trigger: int = CLEAR_TRIGGER,
+        keep: int = CLEAR_KEEP,
+        results: ToolResults | None = None,
+    ) -> None:
         self.name = "Anthropic clear_tool_uses"
         self.trigger = trigger
         self.keep = keep
-        self.messages = messages
+        self.results = results or ToolResults(messages)
         self.replacer = _Replacer(messages)
 
     def at(self, request: ImpliedRequest, prompt_tokens: int) -> Patches:
         if prompt_tokens <= self.trigger:
             return {}
-        results = tool_results(self.messages, request.begin, request.end)
+        results = self.results.between(request.begin, request.end)
         return self.replacer.patch(results[: max(0, len(results) - self.keep)], ANTHROPIC_PLACEHOLDER)
 
 
 class OpenCodePrune:
     """OpenCode's prune, run each time the agent finished answering a user message; marks persist."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, messages: Sequence[Mapping[str, Any]], results: ToolResults | None = None) -> None:
         self.name = "OpenCode prune"
         self.messages = messages
+        self.results = results or ToolResults(messages)
         self.replacer = _Replacer(messages)
         self.cleared: set[PatchKey] = set()
         self._seen = 0
@@ -142,7 +176,7 @@ class OpenCodePrune:
             if info_of(self.messages[index]).get("role") == "user":
                 self.prune(request.begin, index)  # the answer to the previous user message ended here
         self._seen = request.end
-        keys = [key for key in tool_results(self.messages, request.begin, request.end) if key in self.cleared]
+        keys = [key for key in self.results.between(request.begin, request.end) if key in self.cleared]
         return self.replacer.patch(keys, COMPACTED_OUTPUT_TEXT)
 
     def prune(self, begin: int, end: int) -> None:
@@ -182,10 +216,39 @@ class OpenCodePrune:
                 yield (m, p, "output"), str(state.get("output") or "")
 
 
+class CountedOnce:
+    """LangChain's approximate count of a message list, each message object counted once.
+
+    The middleware counts the whole history at every request, which made replaying a long
+    session quadratic. Its counter rounds up per message so that counts add up (it says so), and
+    the edits replace list items without mutating them: a list's count is the sum of its
+    messages' counts, kept by identity.
+    """
+
+    def __init__(self, count: Callable[[Sequence[Any]], int]) -> None:
+        self.count = count
+        self.memo: dict[int, tuple[Any, int]] = {}  # id -> (the message, held so its id stays its own; count)
+
+    def __call__(self, messages: Sequence[Any]) -> int:
+        total, memo = 0, self.memo
+        for message in messages:
+            kept = memo.get(id(message))
+            if kept is None:
+                kept = memo[id(message)] = (message, self.count([message]))
+            total += kept[1]
+        return total
+
+
 class LangChainContextEditing:
     """LangChain's ``ContextEditingMiddleware()`` defaults, run by LangChain itself on its message objects."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        results: ToolResults | None = None,
+        count: Callable[[Sequence[Any]], int] | None = None,
+    ) -> None:
+        """``count``: the token counter the edits get (default: LangChain's own, each message counted once)."""
         from langchain.agents.middleware import ContextEditingMiddleware
         from langchain_core.messages.utils import count_tokens_approximately
 
@@ -194,8 +257,9 @@ class LangChainContextEditing:
             raise RuntimeError("LangChain's ContextEditingMiddleware no longer counts tokens approximately by default")
         self.name = "LangChain ContextEditingMiddleware"
         self.edits = middleware.edits
-        self.count = count_tokens_approximately
+        self.count = count or CountedOnce(count_tokens_approximately)
         self.messages = messages
+        self.tool_results = results or ToolResults(messages)
         self.replacer = _Replacer(messages)
         self.converted: list[Any] = []  # LangChain messages of the session so far
         self.results: dict[int, Result] = {}  # index in ``converted`` -> the tool result it carries
@@ -217,7 +281,7 @@ class LangChainContextEditing:
                 {"id": str(part.get("callID")), "name": str(part.get("tool")), "args": _args(part)} for _, part in tools
             ]
             self.converted.append(AIMessage(content=text, tool_calls=calls))
-            results = {key[1]: key for key in tool_results(self.messages, m, m + 1)}
+            results = {key[1]: key for key in self.tool_results.between(m, m + 1)}
             for p, part in tools:
                 key = results.get(p)
                 if key is None:
@@ -253,4 +317,10 @@ def _args(part: Mapping[str, Any]) -> dict[str, Any]:
 
 def rules(messages: Sequence[Mapping[str, Any]]) -> list[Rule]:
     """Every peer rule, fresh for one session."""
-    return [LangChainContextEditing(messages), ClearToolUses(messages), OpenCodePrune(messages), LastN(messages)]
+    results = ToolResults(messages)
+    return [
+        LangChainContextEditing(messages, results),
+        ClearToolUses(messages, results=results),
+        OpenCodePrune(messages, results),
+        LastN(messages, results=results),
+    ]

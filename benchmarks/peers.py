@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,10 +136,16 @@ def replay_ours(session: Session, config: DcpConfig, label: str, pricing: str) -
 
 
 def measure(session: Session, configs: Sequence[tuple[str, DcpConfig]], pricings: Sequence[str]) -> list[Outcome]:
-    """Every policy on one session under every pricing."""
+    """Every policy on one session under every pricing (a config named twice, say as the default, replayed once)."""
     out = []
     for pricing in pricings:
-        out += [replay_ours(session, config, label, pricing) for label, config in configs]
+        replayed: list[tuple[DcpConfig, Outcome]] = []
+        for label, config in configs:
+            same = next((outcome for seen, outcome in replayed if seen == config), None)
+            if same is None:
+                same = replay_ours(session, config, label, pricing)
+                replayed.append((config, same))
+            out.append(replace(same, policy=label))
         out += [replay_rule(session, rule, pricing) for rule in rules(session.messages)]
     return out
 

@@ -12,9 +12,11 @@ from benchmarks import peers, readme_tables
 from benchmarks.peer_rules import (
     ANTHROPIC_PLACEHOLDER,
     ClearToolUses,
+    CountedOnce,
     LangChainContextEditing,
     LastN,
     OpenCodePrune,
+    ToolResults,
     tool_results,
 )
 from dcp_plugin.config.model import DcpConfig
@@ -70,6 +72,58 @@ def test_langchain_s_middleware_clears_all_but_the_newest_three_once_its_own_cou
     patches = LangChainContextEditing(big).at(request, 0)
     assert cleared(patches) == [m for m, _, _ in tool_results(big, 0, len(big))][:-3]
     assert {value for value, _ in patches.values()} == {"[cleared]"}
+
+
+def test_the_shared_result_index_gives_tool_results_of_any_request():
+    messages = generate_session(300, seed=4, busy=True)["messages"]
+    index = ToolResults(messages)
+    for request in implied_requests(messages):
+        assert index.between(request.begin, request.end) == tool_results(messages, request.begin, request.end)
+
+
+def test_counting_each_langchain_message_once_gives_langchains_count_at_every_request():
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    messages = session([40], size=12_000)
+    seen: list[tuple[int, int]] = []
+
+    def both(converted: Any) -> int:
+        seen.append((once(converted), count_tokens_approximately(converted)))
+        return seen[-1][1]
+
+    once = CountedOnce(count_tokens_approximately)
+    rule = LangChainContextEditing(messages, count=both)
+    for request in implied_requests(messages):
+        rule.at(request, 0)
+    assert seen and all(a == b for a, b in seen)
+    assert any(b > 100_000 for _, b in seen)  # past the trigger, where cleared copies are counted too
+
+
+def test_the_langchain_rule_clears_what_it_clears_with_langchains_own_counter():
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    messages = generate_session(250, seed=2, busy=True)["messages"]
+    fast, plain = LangChainContextEditing(messages), LangChainContextEditing(messages, count=count_tokens_approximately)
+    patched = [(fast.at(request, 0), plain.at(request, 0)) for request in implied_requests(messages)]
+    assert all(a == b for a, b in patched)
+    assert any(a for a, _ in patched)  # the session passes the trigger: something is cleared
+
+
+def test_a_config_named_twice_is_replayed_once_per_pricing(monkeypatch):
+    replayed: list[str] = []
+    real = peers.replay_ours
+
+    def counted(session, config, label, pricing):
+        replayed.append(label)
+        return real(session, config, label, pricing)
+
+    monkeypatch.setattr(peers, "replay_ours", counted)
+    one = peers.Session("generated", generate_session(60, seed=1, busy=True)["messages"], DEFAULT_DIRECTORY)
+    outcomes = peers.measure(one, [("first", DcpConfig()), ("again", DcpConfig())], peers.PRICINGS)
+    assert replayed == ["first"] * len(peers.PRICINGS)
+    ours = [o for o in outcomes if o.policy in ("first", "again")]
+    assert [o.policy for o in ours] == ["first", "again"] * len(peers.PRICINGS)
+    assert ours[0].to_dict() | {"policy": "again"} == ours[1].to_dict()
 
 
 def test_opencode_prune_leaves_the_last_two_user_turns_alone():
