@@ -38,7 +38,8 @@ def fake_env(tmp_path: Path) -> dict[str, str]:
     npm = bindir / "npm"
     npm.write_text(FAKE_NPM)
     npm.chmod(0o755)
-    for tool in ("bash", "sh", "uname", "tr", "cat", "dirname", "grep", "mkdir", "mktemp", "mv", "rm", "chmod", "printf"):
+    tools = ("bash", "sh", "uname", "tr", "cat", "dirname", "grep", "mkdir", "mktemp", "mv", "rm", "chmod", "printf", "flock", "sleep")
+    for tool in tools:
         found = shutil.which(tool)
         if found and not (bindir / tool).exists():
             (bindir / tool).symlink_to(found)
@@ -116,4 +117,17 @@ def test_a_failed_download_leaves_no_partial_install(fake_env: dict[str, str], t
     done = run_script(fake_env, tmp_path)
     assert done.returncode == 0 and done.stdout == ""
     cache = Path(fake_env["HOME"]) / ".cache" / "dcp-plugin"
-    assert [p.name for p in cache.iterdir()] == []
+    assert [p.name for p in cache.iterdir() if p.suffix != ".lock"] == []
+
+
+@pytest.mark.skipif(shutil.which("flock") is None, reason="flock is not installed here")
+def test_runs_started_together_download_once_and_print_the_same_binary(fake_env: dict[str, str], tmp_path: Path) -> None:
+    npm = Path(fake_env["PATH"]) / "npm"
+    npm.write_text(FAKE_NPM.replace("set -eu\n", "set -eu\nsleep 1\n"))  # long enough for both to be waiting
+    runs = [
+        subprocess.Popen(["bash", str(SCRIPT)], cwd=tmp_path, env=fake_env, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    printed = {run.communicate(timeout=60)[0] for run in runs}
+    assert npm_calls(fake_env) == 1
+    assert len(printed) == 1 and Path(printed.pop().strip()).is_file()
