@@ -198,7 +198,15 @@ def test_estimates_the_caller_already_has_give_the_figure_of_a_fresh_read(growth
 
 def test_estimates_the_caller_hands_in_are_not_made_again() -> None:
     msgs = [user(0, 400), user(1, 400)]
-    doubled = [(ZERO, ContentEstimate(text=200)), (ZERO, ContentEstimate(text=200))]
+    doubled = [((ZERO, ContentEstimate(text=200)), None), ((ZERO, ContentEstimate(text=200)), None)]
     tracker = BudgetTracker()
     assert tracker.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2) == 200
     assert BudgetTracker().tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2, True, doubled) == 400
+
+
+def test_the_model_id_the_caller_hands_in_is_the_one_calibrated() -> None:
+    msgs = session(3)
+    known = [(estimate_message_split(m), "named-by-the-caller") for m in msgs]
+    tracker = BudgetTracker()
+    tracker.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, len(msgs), True, known)
+    assert set(tracker.calibrator.by_model) == {"named-by-the-caller"}

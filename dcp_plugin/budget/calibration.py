@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from dcp_plugin.model.messages import info_of
+from dcp_plugin.model.messages import info_of, is_mapping
 from dcp_plugin.model.refs import model_ref
 from dcp_plugin.model.tokens import (
     CHARS_PER_TOKEN_TEXT,
@@ -203,7 +203,9 @@ class Calibrator:
         return cls({m.model_id or "": m for m in models}, str(data.get("current") or ""), learned)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every message of a first sight, where a frozen dataclass pays an
+# object.__setattr__ per field; nothing changes one once built.
+@dataclass(slots=True)
 class EstimatorState:
     """Running sums over a message list, enough to predict the next prompt in O(1).
 
@@ -224,7 +226,9 @@ class EstimatorState:
     count: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every request of a first sight, where a frozen dataclass pays an
+# object.__setattr__ per field; nothing changes one once built.
+@dataclass(slots=True)
 class Prediction:
     tokens: int
     reported_prompt: int | None
@@ -234,8 +238,8 @@ class Prediction:
 
 def message_key(message: Mapping[str, Any], index: int) -> str:
     """A message's id, or its position when it has none."""
-    info = message.get("info") if isinstance(message, Mapping) else None
-    mid = info.get("id") if isinstance(info, Mapping) else None
+    info = message.get("info") if is_mapping(message) else None
+    mid = info.get("id") if is_mapping(info) else None
     return mid if isinstance(mid, str) and mid else f"#{index}"
 
 
@@ -244,20 +248,24 @@ def _model_of(message: Mapping[str, Any]) -> str | None:
     return ref.model_id if ref is not None else None
 
 
+# One message as a walk of the history read it: its estimate and the model its info names.
+ReadMessage = tuple[Split, str | None]
+
+
 def advance(
     state: EstimatorState,
     message: Mapping[str, Any],
     calibrator: Calibrator | None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
-    split: Split | None = None,
+    read: ReadMessage | None = None,
 ) -> EstimatorState:
     """The state after one more message; teaches ``calibrator`` when the message reports usage.
 
-    ``split``: the message's :func:`estimate_message_split`, when the caller has it already.
+    ``read``: the message's :func:`estimate_message_split` and model id, when the caller has them already.
     """
-    if not isinstance(message, Mapping):
+    if not is_mapping(message):
         return replace(state, count=state.count + 1)
-    model, incoming = split if split is not None else estimate_message_split(message, image_tokens)
+    model, incoming = read[0] if read is not None else estimate_message_split(message, image_tokens)
     usage = reported_usage(message)
     index = state.count
     if usage is None:
@@ -273,7 +281,7 @@ def advance(
             state.history_reported_carried,
             index + 1,
         )
-    model_id = _model_of(message)
+    model_id = read[1] if read is not None else _model_of(message)
     if calibrator is not None:
         key = message_key(message, index)
         if key not in calibrator.learned:

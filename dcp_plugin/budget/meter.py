@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
 from dcp_plugin.model.refs import ModelRef
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, Split
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
 
 # Tokens the first ``n`` messages send now, placeholders included (the scheduler's running sums).
 SentPrefix = Callable[[int], int]
@@ -64,13 +65,13 @@ class ContextMeter:
         image_tokens: int,
         end: int,
         rescan: bool = True,
-        known: Sequence[Split] = (),
+        known: Sequence[ReadMessage] = (),
         known_from: int = 0,
     ) -> int:
         """The figure of :meth:`at` alone, for the request points of a walk (no snapshot is built).
 
         ``rescan=False``: ``messages`` is the list read last, unchanged since (the same walk).
-        ``known``: the estimates of messages ``known_from`` on, as the walk read them (not estimated again).
+        ``known``: the estimates and model ids of messages ``known_from`` on, as the walk read them (not read again).
         """
         pruned_before = self._pruned_before(sent_prefix)
         return self.tracker.tokens(messages, image_tokens, pruned_before, end, rescan, known, known_from)

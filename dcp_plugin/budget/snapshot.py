@@ -12,6 +12,7 @@ from dcp_plugin.budget.calibration import (
     Calibrator,
     EstimatorState,
     Prediction,
+    ReadMessage,
     advance,
     predict,
 )
@@ -21,7 +22,7 @@ from dcp_plugin.budget.severity import Severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate, Split
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate
 
 log = logging.getLogger(__name__)
 
@@ -174,10 +175,11 @@ class BudgetTracker:
         image_tokens: int,
         end: int,
         rescan: bool = True,
-        known: Sequence[Split] = (),
+        known: Sequence[ReadMessage] = (),
         known_from: int = 0,
     ) -> None:
-        if image_tokens != self._image_tokens or not self._mark.continues(messages):
+        # rescan=False: the list read last, unchanged since, so it continues what was marked.
+        if image_tokens != self._image_tokens or (rescan and not self._mark.continues(messages)):
             self.reset()
             self._image_tokens = image_tokens
         elif end < self._before_last.count:
@@ -197,8 +199,8 @@ class BudgetTracker:
         for index in range(state.count, end):
             before_last = state
             at = index - known_from
-            split = known[at] if 0 <= at < len(known) else None
-            state = advance(state, messages[index], calibrator, image_tokens, split)
+            read = known[at] if 0 <= at < len(known) else None
+            state = advance(state, messages[index], calibrator, image_tokens, read)
         self._before_last = before_last
         self._state = state
         self._mark.advance(messages, end)
@@ -242,12 +244,12 @@ class BudgetTracker:
         pruned_before: PrunedBefore,
         end: int,
         rescan: bool = True,
-        known: Sequence[Split] = (),
+        known: Sequence[ReadMessage] = (),
         known_from: int = 0,
     ) -> int:
         """Only the figure of :meth:`observe` (no snapshot is built or kept): the estimated input tokens.
 
-        ``known``: the :func:`estimate_message_split` of messages ``known_from`` on, read by the caller
+        ``known``: the estimates and model ids of messages ``known_from`` on, read by the caller
         in this very list (unchanged since): they are not estimated again.
         """
         try:

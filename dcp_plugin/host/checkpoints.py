@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import hashlib
 import json
 import logging
@@ -32,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.xdg import PRIVATE_DIR_MODE, make_dirs
 
@@ -229,10 +229,5 @@ def snapshot_of(state: SessionState) -> bytes:
 def _unpickle(payload: bytes) -> object:
     # The collector would walk the hundreds of thousands of objects being built, again and
     # again: loading takes about half as long without it.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return pickle.loads(payload)  # noqa: S301 - our own private file, fingerprinted (see module docstring)
-    finally:
-        if enabled:
-            gc.enable()

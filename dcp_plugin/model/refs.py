@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dcp_plugin.model.messages import info_of, text_id
+from dcp_plugin.model.messages import info_of, is_mapping, text_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +39,10 @@ def model_ref(value: object) -> ModelRef | None:
     (``model: {providerID, modelID}``), and a host model object (``{id | modelID,
     providerID, limit: {context}}``, OpenCode's and the hook input's shape).
     """
-    if not isinstance(value, Mapping):
+    if not is_mapping(value):
         return None
     nested = value.get("model")
-    if isinstance(nested, Mapping) and not text_id(value.get("modelID")):
+    if is_mapping(nested) and not text_id(value.get("modelID")):
         inner = model_ref(nested)
         if inner is not None:
             return inner
@@ -51,7 +51,7 @@ def model_ref(value: object) -> ModelRef | None:
     model_id = text_id(value.get("modelID")) or (text_id(value.get("id")) if host_object else None)
     provider_id = text_id(value.get("providerID"))
     limit = value.get("limit")
-    context = _positive_int(limit.get("context")) if isinstance(limit, Mapping) else None
+    context = _positive_int(limit.get("context")) if is_mapping(limit) else None
     if model_id is None and provider_id is None and context is None:
         return None
     return ModelRef(provider_id, model_id, context)

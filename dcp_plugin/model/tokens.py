@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 
 from dcp_plugin.model.jsontext import CompactJson
+from dcp_plugin.model.messages import is_mapping
 
 CHARS_PER_TOKEN_TEXT = 4
 CHARS_PER_TOKEN_JSON = 2
@@ -104,7 +105,7 @@ def _tool_output(state: Mapping[str, Any]) -> Any:
     status = state.get("status")
     if status == "completed":
         when = state.get("time")
-        if _is_mapping(when) and when.get("compacted"):
+        if is_mapping(when) and when.get("compacted"):
             return COMPACTED_OUTPUT_TEXT
         return state.get("output") or ""
     if status == "error":
@@ -173,7 +174,7 @@ def estimate_part_split(
         return (ContentEstimate(text=estimate_text_tokens(text)) if isinstance(text, str) else ZERO), ZERO
     if kind == "tool":
         state = part.get("state")
-        if not _is_mapping(state):
+        if not is_mapping(state):
             return ZERO, ZERO
         return _tool_split(state)
     if kind == "file":
@@ -186,9 +187,9 @@ def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAU
     # Plain int sums rather than ContentEstimate.plus per part: the same totals, without a
     # tuple per part (every message of a long session is estimated on a cold request).
     model_text = model_json = model_media = text = json_ = media = 0
-    parts = message.get("parts") if _is_mapping(message) else None
+    parts = message.get("parts") if is_mapping(message) else None
     for part in parts if isinstance(parts, list) else ():
-        if not _is_mapping(part):
+        if not is_mapping(part):
             continue
         m, i = estimate_part_split(part, image_tokens)
         if m is not ZERO:
@@ -202,11 +203,6 @@ def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAU
     if _role(message) != "assistant":
         return ZERO, ContentEstimate(model_text + text, model_json + json_, model_media + media)
     return ContentEstimate(model_text, model_json, model_media), ContentEstimate(text, json_, media)
-
-
-def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
-    """isinstance(value, Mapping), with the common case (a dict) decided without the ABC machinery."""
-    return type(value) is dict or isinstance(value, Mapping)
 
 
 def estimate_part_tokens(part: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
@@ -260,10 +256,10 @@ def estimate_prompt_tokens(
 
 
 def _role(message: Mapping[str, Any]) -> str | None:
-    if not isinstance(message, Mapping):
+    if not is_mapping(message):
         return None  # a malformed entry in the list: skipped like every malformed field
     info = message.get("info")
-    return info.get("role") if _is_mapping(info) else None
+    return info.get("role") if is_mapping(info) else None
 
 
 def _int(value: Any) -> int:
@@ -277,13 +273,13 @@ def reported_usage(message: Mapping[str, Any]) -> ReportedUsage | None:
     summarizing request, not of the conversation it replaced, so it is skipped.
     """
     info = message.get("info")
-    if not isinstance(info, Mapping) or info.get("role") != "assistant" or info.get("summary"):
+    if not is_mapping(info) or info.get("role") != "assistant" or info.get("summary"):
         return None
     tokens = info.get("tokens")
-    if not isinstance(tokens, Mapping):
+    if not is_mapping(tokens):
         return None
     cache = tokens.get("cache")
-    cache = cache if isinstance(cache, Mapping) else {}
+    cache = cache if is_mapping(cache) else {}
     prompt = _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
     if prompt <= 0:
         return None

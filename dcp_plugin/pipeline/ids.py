@@ -39,6 +39,8 @@ def _spell(number: int, count: int = _MAX) -> str:
     # A cold request of 25,000 calls assigns 25,000 ids: most need only their first 4 digits,
     # and a table lookup per pair of digits is several times faster than base64's base 32.
     pairs = _PAIRS
+    if count == 4:  # the SHORT form every call of a history is given first: two lookups, no list
+        return pairs[number & 1023] + pairs[(number >> 10) & 1023]
     return "".join([pairs[(number >> shift) & 1023] for shift in range(0, 5 * count, 10)])[:count]
 
 

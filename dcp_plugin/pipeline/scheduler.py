@@ -49,7 +49,9 @@ MAX_CANDIDATES = 32
 ModelKey = tuple[str | None, str | None] | None
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every request of a first sight, where a frozen dataclass pays an
+# object.__setattr__ per field; nothing changes one once built.
+@dataclass(slots=True)
 class Point:
     """One request of the implied history: how many messages it held, when, and to which model."""
 
@@ -60,7 +62,9 @@ class Point:
     auto_tier: bool  # the context reached the auto-compact threshold
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every request of a first sight, where a frozen dataclass pays an
+# object.__setattr__ per field; nothing changes one once built.
+@dataclass(slots=True)
 class PointCost:
     """What one request cost, in base-input-token units, with the plugin and without it."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import operator
@@ -17,6 +18,7 @@ from dcp_plugin.model.messages import Message, ToolState
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
+from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
@@ -47,6 +49,10 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
 
 
 _MESSAGE_INDEX = operator.attrgetter("message_index")
+
+# Messages left to walk from which an update pauses the cyclic collector: a warm request walks a
+# few messages and is left alone; a first sight or a restart of a long session walks them all.
+PAUSE_GC_FROM = 1000
 
 
 class _LateChange(Exception):
@@ -218,6 +224,16 @@ class SessionState:
             self.restart()
             changed_from = None
         self.messages = messages
+        # A long walk (a first sight, a restart) builds objects that all live on: see gcpause.
+        pause = gc_paused() if len(messages) - self.timeline.read >= PAUSE_GC_FROM else contextlib.nullcontext()
+        try:
+            with pause:
+                self._walk_once(changed_from, request)
+        finally:
+            self.messages = ()
+            self.timeline.end_walk()
+
+    def _walk_once(self, changed_from: int | None, request: bool) -> None:
         try:
             self._walk(changed_from, request)
         except _LateChange:
@@ -225,9 +241,6 @@ class SessionState:
             # not): replaying keeps the result equal to a from-scratch run on the new list.
             self.restart()
             self._walk(None, request)
-        finally:
-            self.messages = ()
-            self.timeline.end_walk()
 
     def _walk(self, changed_from: int | None, request: bool) -> None:
         timeline = self.timeline

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
 from dcp_plugin.model.refs import ModelRef, model_ref
-from dcp_plugin.model.tokens import Split, estimate_message_split, reported_usage
+from dcp_plugin.model.tokens import estimate_message_split, reported_usage
 from dcp_plugin.pipeline.scheduler import Scheduler
 
 
@@ -33,9 +34,9 @@ class Timeline:
         self.points = 0  # requests of the implied history scheduled in this epoch
         self.scheduled_end = 0  # messages held by the latest scheduled request
         self.open_end = -1  # messages of the latest update's own request, not known to be answered yet
-        # The estimates of the messages read in the current walk (from ``walked_from`` on), so the
-        # meter need not estimate them again; valid only while that list is walked (see end_walk).
-        self.walked: list[Split] = []
+        # The estimates and model ids of the messages read in the current walk (from ``walked_from``
+        # on), so the meter need not read them again; valid only while that list is walked (see end_walk).
+        self.walked: list[ReadMessage] = []
         self.walked_from = 0
 
     def requests(self, messages: Sequence[Message]) -> Iterator[tuple[int, bool]]:
@@ -60,6 +61,7 @@ class Timeline:
     def _read(self, message: Message, index: int) -> None:
         """Take a message in: its tokens, its time, its model, the overhead it reports."""
         scheduler = self.scheduler
+        ref = model_ref(info_of(message))
         if index == scheduler.messages:
             if scheduler.overhead == 0 and is_assistant(message):
                 usage = reported_usage(message)
@@ -70,9 +72,8 @@ class Timeline:
             scheduler.add_message(stored)
             self.meter.add_message(stored)
             if index == self.walked_from + len(self.walked):
-                self.walked.append(split)
+                self.walked.append((split, ref.model_id if ref is not None else None))
         self.time_ms = max(self.time_ms, message_time(message))
-        ref = model_ref(info_of(message))
         if ref is not None and ref.model_id is not None and ref != self.model:
             self.model = ref  # kept while the messages name the same model: the session's answers for it stay
 

@@ -10,7 +10,8 @@ and listings are not: on 19 recorded sessions, of the 684 edit anchors found in 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+
+from dcp_plugin.model.messages import is_mapping
 
 FILE_VIEW_TOOLS = frozenset({"read", "read_file", "open", "view"})
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
@@ -43,7 +44,7 @@ def shows_file(tool: str, tool_input: object) -> bool:
     name = tool.lower()
     if name in FILE_VIEW_TOOLS:
         return True
-    if not isinstance(tool_input, Mapping):
+    if not is_mapping(tool_input):
         return False
     if name in EDITOR_TOOLS:
         return tool_input.get("command") == "view"

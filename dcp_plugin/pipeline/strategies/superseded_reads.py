@@ -26,7 +26,9 @@ def _edit(tool: str, path: str, directory: str) -> ReplaceOutput:
     return ReplaceOutput(placeholder(path_label(tool, path, directory)))
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every read of a first sight, where a frozen dataclass pays an
+# object.__setattr__ per field; nothing changes one once built.
+@dataclass(slots=True)
 class _Read:
     record: CallRecord
     lines: Lines  # the range it asked for

@@ -1,0 +1,110 @@
+"""The collector paused during long walks: pauses nest across threads, and a host's own setting survives them."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline import session as session_module
+from dcp_plugin.pipeline.gcpause import gc_paused
+from dcp_plugin.pipeline.session import PAUSE_GC_FROM, SessionState
+from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    """Each test starts with the collector on and leaves it as the suite had it."""
+    before = gc.isenabled()
+    gc.enable()
+    yield
+    if not before:
+        gc.disable()
+
+
+def test_a_pause_turns_the_collector_off_and_back_on() -> None:
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_a_collector_the_host_turned_off_stays_off_after_a_pause() -> None:
+    gc.disable()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+
+
+def test_the_collector_comes_back_when_the_last_of_overlapping_pauses_ends() -> None:
+    # Two sessions' walks in two threads, ending in the order they did not begin in.
+    first_in, second_in, first_may_end, first_out, second_may_end = (threading.Event() for _ in range(5))
+    seen: dict[str, bool] = {}
+
+    def first() -> None:
+        with gc_paused():
+            first_in.set()
+            first_may_end.wait(5)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(5)
+        with gc_paused():
+            second_in.set()
+            second_may_end.wait(5)
+            seen["after the first ended"] = gc.isenabled()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    second_in.wait(5)
+    first_may_end.set()
+    first_out.wait(5)
+    second_may_end.set()
+    for thread in threads:
+        thread.join(5)
+    assert seen == {"after the first ended": False}
+    assert gc.isenabled()
+
+
+def test_a_pause_ends_when_the_work_raises() -> None:
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
+def _collector_during_walk(monkeypatch: pytest.MonkeyPatch, messages: list[Any], state: SessionState) -> list[bool]:
+    seen: list[bool] = []
+    walk = SessionState._walk
+
+    def watched(self: SessionState, changed_from: int | None, request: bool) -> None:
+        seen.append(gc.isenabled())
+        walk(self, changed_from, request)
+
+    monkeypatch.setattr(SessionState, "_walk", watched)
+    state.update(messages)
+    return seen
+
+
+def test_a_long_walk_pauses_the_collector_and_a_short_one_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    messages = generate_session(PAUSE_GC_FROM + 200, seed=3)["messages"]
+    state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    assert _collector_during_walk(monkeypatch, messages[:-50], state) == [False]
+    assert gc.isenabled()
+    assert _collector_during_walk(monkeypatch, messages, state) == [True]
+
+
+def test_a_walk_decides_the_same_with_and_without_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    messages = generate_session(PAUSE_GC_FROM + 200, seed=5, busy=True)["messages"]
+    paused = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    paused.update(messages)
+    monkeypatch.setattr(session_module, "PAUSE_GC_FROM", 10**9)
+    unpaused = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    unpaused.update(messages)
+    assert [(d.call_id, d.field, d.value, d.applied_at) for d in paused.decisions] == [
+        (d.call_id, d.field, d.value, d.applied_at) for d in unpaused.decisions
+    ]
+    assert paused.decisions
