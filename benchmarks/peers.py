@@ -100,33 +100,41 @@ class Outcome:
         }
 
 
-def replay_rule(session: Session, rule: Rule, pricing: str) -> Outcome:
-    """A peer rule over every request of the session, priced and checked like the plugin's replay."""
+def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[Outcome]:
+    """A peer rule over every request of the session, priced under each pricing and checked like the plugin's replay.
+
+    A rule never looks at prices, so it runs once and every pricing's accountant reads the same requests.
+    """
     messages = session.messages
-    cache = with_pricing(DcpConfig(), pricing).cache
+    caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
     overhead = prompt_overhead(messages)
-    accountant = CacheAccountant([estimate_message_tokens(m) for m in messages], overhead)
+    estimates = [estimate_message_tokens(m) for m in messages]
+    accountants = [CacheAccountant(estimates, overhead) for _ in pricings]
     anchors = AnchorIndex(messages)
     without = with_ = 0
     for request in implied_requests(messages):
-        tokens = accountant.tokens(request.begin, request.end)
+        tokens = accountants[0].tokens(request.begin, request.end)
         patches: Patches = rule.at(request, overhead + tokens)
         saved = sum(t for _, t in patches.values())
-        accountant.add(
-            SentRequest(
-                request.begin,
-                request.end,
-                request.time_ms,
-                model_key(request.model),
-                pricing_for(request.model, cache),
-                tokens,
-                saved,
-                patches,
+        for accountant, cache in zip(accountants, caches, strict=True):
+            accountant.add(
+                SentRequest(
+                    request.begin,
+                    request.end,
+                    request.time_ms,
+                    model_key(request.model),
+                    pricing_for(request.model, cache),
+                    tokens,
+                    saved,
+                    patches,
+                )
             )
-        )
         anchors.check(request.begin, request.end, patches, dict.fromkeys(patches, rule.name))
         without, with_ = without + tokens, with_ + tokens - saved
-    return Outcome(rule.name, session.name, pricing, accountant.totals, anchors.totals, without, with_)
+    return [
+        Outcome(rule.name, session.name, pricing, accountant.totals, anchors.totals, without, with_)
+        for pricing, accountant in zip(pricings, accountants, strict=True)
+    ]
 
 
 def replay_ours(session: Session, config: DcpConfig, label: str, pricing: str) -> Outcome:
@@ -137,8 +145,9 @@ def replay_ours(session: Session, config: DcpConfig, label: str, pricing: str) -
 
 def measure(session: Session, configs: Sequence[tuple[str, DcpConfig]], pricings: Sequence[str]) -> list[Outcome]:
     """Every policy on one session under every pricing (a config named twice, say as the default, replayed once)."""
+    priced_rules = [replay_rule(session, rule, pricings) for rule in rules(session.messages)]
     out = []
-    for pricing in pricings:
+    for index, pricing in enumerate(pricings):
         replayed: list[tuple[DcpConfig, Outcome]] = []
         for label, config in configs:
             same = next((outcome for seen, outcome in replayed if seen == config), None)
@@ -146,7 +155,7 @@ def measure(session: Session, configs: Sequence[tuple[str, DcpConfig]], pricings
                 same = replay_ours(session, config, label, pricing)
                 replayed.append((config, same))
             out.append(replace(same, policy=label))
-        out += [replay_rule(session, rule, pricing) for rule in rules(session.messages)]
+        out += [outcomes[index] for outcomes in priced_rules]
     return out
 
 

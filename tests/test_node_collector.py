@@ -19,7 +19,7 @@ test("fails", () => { fs.writeFileSync("fails-ran", ""); assert.equal(1, 2); });
 test("skips", { skip: "not here" }, () => {});
 """
 
-NO_PLUGINS = [f"-pno:{name}" for name in ("cacheprovider", "hypothesispytest", "langsmith_plugin", "anyio")]
+NO_PLUGINS = ["-pno:cacheprovider", "--disable-plugin-autoload"]
 
 pytestmark = [
     pytest.mark.slow,  # each test runs pytest and node

@@ -26,3 +26,10 @@ def test_the_inner_loop_deselects_a_registered_marker() -> None:
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]["markers"]
     registered = {line.split(":")[0] for line in markers}
     assert expression == "not slow" and "slow" in registered
+
+
+def test_the_suite_runs_a_whole_file_per_worker_on_every_core() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    options = " ".join(project["tool"]["pytest"]["ini_options"]["addopts"])
+    assert "-n auto" in options and "--dist loadfile" in options
+    assert any(need.startswith("pytest-xdist") for need in project["project"]["optional-dependencies"]["test"])
