@@ -70,6 +70,16 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out.append(_at_most(
         "busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000", COLD_PER_DUMPS_AT_20000, value
     ))
+    value = busy["cold_per_quiet_json_dumps"] if busy is not None else None
+    out.append(_at_most(
+        "busy session, cold request / json.dumps of that list before any request at 20,000", COLD_PER_DUMPS_AT_20000, value
+    ))
+    value = busy["restart_per_quiet_json_dumps"] if busy is not None else None
+    out.append(_at_most(
+        "busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000",
+        COLD_PER_DUMPS_AT_20000,
+        value,
+    ))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_at_most("session memory per 1,000 tool calls (MB)", MB_PER_1000_CALLS, value))
     return out

@@ -87,6 +87,14 @@ def test_cold_and_warm_requests_are_reported_as_ratios_to_json_dumps_before_prun
         assert row["json_dumps_unpruned_ms"]["n"] == row["json_dumps_cold_list_ms"]["n"] == REPEAT
 
 
+def test_cold_and_restart_are_also_reported_against_json_dumps_before_any_request(result: dict[str, Any]) -> None:
+    for row in result["sessions"]:
+        quiet = row["json_dumps_quiet_cold_list_ms"]
+        assert quiet["n"] == REPEAT and quiet["median"] > 0
+        assert row["cold_per_quiet_json_dumps"] == round(row["cold_ms"]["median"] / quiet["median"], 2)
+        assert row["restart_per_quiet_json_dumps"] == round(row["restart_ms"]["median"] / quiet["median"], 2)
+
+
 def test_incremental_requests_equal_a_from_scratch_run(result: dict[str, Any]) -> None:
     assert [r["incremental_equals_from_scratch"] for r in result["sessions"]] == [True, True, True]
     assert [r["warm_resyncs"] for r in result["sessions"]] == [0, 0, 0]
@@ -119,7 +127,9 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
     assert met["busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000"] is None
     assert met["busy session, cold request / json.dumps of the same list before pruning at 20,000"] is None
     assert met["busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000"] is None
-    assert len(met) == 9
+    assert met["busy session, cold request / json.dumps of that list before any request at 20,000"] is None
+    assert met["busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000"] is None
+    assert len(met) == 11
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:
