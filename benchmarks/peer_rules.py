@@ -21,7 +21,7 @@ shape the replay's cache accountant and edit-anchor check read for the plugin's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from dcp_plugin.model.messages import info_of
@@ -238,6 +238,11 @@ class CountedOnce:
             total += kept[1]
         return total
 
+    def forget(self, messages: Iterable[Any]) -> None:
+        """Drop what was kept for ``messages`` (copies that live for one request)."""
+        for message in messages:
+            self.memo.pop(id(message), None)
+
 
 class LangChainContextEditing:
     """LangChain's ``ContextEditingMiddleware()`` defaults, run by LangChain itself on its message objects."""
@@ -305,6 +310,8 @@ class LangChainContextEditing:
         for edit in self.edits:
             edit.apply(edited, count_tokens=self.count)
         changed = [i for i, (a, b) in enumerate(zip(original, edited, strict=True)) if a is not b]
+        if isinstance(self.count, CountedOnce):
+            self.count.forget(edited[i] for i in changed)  # copies made for this request alone
         cleared = [(self.results[low + i], str(edited[i].content)) for i in changed if low + i in self.results]
         return self.replacer.patch([key for key, _ in cleared], cleared[0][1]) if cleared else {}
 

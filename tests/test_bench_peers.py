@@ -99,6 +99,18 @@ def test_counting_each_langchain_message_once_gives_langchains_count_at_every_re
     assert any(b > 100_000 for _, b in seen)  # past the trigger, where cleared copies are counted too
 
 
+def test_the_langchain_rule_keeps_counts_only_of_the_sessions_own_messages():
+    from langchain.agents.middleware import ClearToolUsesEdit
+
+    messages = session([40], size=12_000)
+    rule = LangChainContextEditing(messages)
+    rule.edits = [ClearToolUsesEdit(clear_at_least=1)]  # counts again after each clearing: copies too
+    for request in implied_requests(messages):
+        rule.at(request, 0)
+    assert isinstance(rule.count, CountedOnce)
+    assert {id(kept) for kept, _ in rule.count.memo.values()} <= {id(m) for m in rule.converted}
+
+
 def test_the_langchain_rule_clears_what_it_clears_with_langchains_own_counter():
     from langchain_core.messages.utils import count_tokens_approximately
 
