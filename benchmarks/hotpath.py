@@ -154,10 +154,8 @@ def unpruned_dumps_timings(host: BenchHost, session: BenchSession, repeat: int) 
     cold: list[float] = []
     last: list[float] = []
     for _ in range(repeat):
-        for outgoing, samples in ((cold_list, cold), (last_list, last)):
-            start = time.perf_counter()
-            json.dumps(outgoing)
-            samples.append(_ms(start))
+        cold.append(_dumps_ms(cold_list))
+        last.append(_dumps_ms(last_list))
     return {"json_dumps_cold_list_ms": summary(cold), "json_dumps_unpruned_ms": summary(last)}
 
 
@@ -169,12 +167,13 @@ def quiet_dumps_timings(session: BenchSession, repeat: int) -> dict[str, Any]:
     plugin having made the host slower.
     """
     cold_list = session.messages[: session.base]
-    samples: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        json.dumps(cold_list)
-        samples.append(_ms(start))
-    return {"json_dumps_quiet_cold_list_ms": summary(samples)}
+    return {"json_dumps_quiet_cold_list_ms": summary([_dumps_ms(cold_list) for _ in range(repeat)])}
+
+
+def _dumps_ms(outgoing: list[Any]) -> float:
+    start = time.perf_counter()
+    json.dumps(outgoing)
+    return _ms(start)
 
 
 def _ratio(value: float, yardstick: float, scale: float = 1.0, digits: int = 2) -> float:

@@ -16,6 +16,36 @@ COLD_PER_DUMPS_AT_20000 = 1.5
 FLAT_RATIO = 1.0
 
 
+# Targets read straight from the busy 20,000-message row: (name, the row's key, limit).
+_BUSY_RATIOS = (
+    (
+        "busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000",
+        "warm_fresh_copy_percent_of_unpruned_json_dumps",
+        WARM_PERCENT_OF_DUMPS_AT_20000,
+    ),
+    (
+        "busy session, cold request / json.dumps of the same list before pruning at 20,000",
+        "cold_per_json_dumps",
+        COLD_PER_DUMPS_AT_20000,
+    ),
+    (
+        "busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000",
+        "restart_per_json_dumps",
+        COLD_PER_DUMPS_AT_20000,
+    ),
+    (
+        "busy session, cold request / json.dumps of that list before any request at 20,000",
+        "cold_per_quiet_json_dumps",
+        COLD_PER_DUMPS_AT_20000,
+    ),
+    (
+        "busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000",
+        "restart_per_quiet_json_dumps",
+        COLD_PER_DUMPS_AT_20000,
+    ),
+)
+
+
 def _generated(rows: list[dict[str, Any]], size: int) -> dict[str, Any] | None:
     return next((r for r in rows if r["source"] == "generated" and r["messages"] == size), None)
 
@@ -58,28 +88,8 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out.append(_at_most(
         "busy session, warm request on a fresh copy as % of json.dumps at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, value
     ))
-    value = busy["warm_fresh_copy_percent_of_unpruned_json_dumps"] if busy is not None else None
-    out.append(_at_most(
-        "busy session, warm request on a fresh copy as % of json.dumps before pruning at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, value
-    ))
-    value = busy["cold_per_json_dumps"] if busy is not None else None
-    out.append(_at_most(
-        "busy session, cold request / json.dumps of the same list before pruning at 20,000", COLD_PER_DUMPS_AT_20000, value
-    ))
-    value = busy["restart_per_json_dumps"] if busy is not None else None
-    out.append(_at_most(
-        "busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000", COLD_PER_DUMPS_AT_20000, value
-    ))
-    value = busy["cold_per_quiet_json_dumps"] if busy is not None else None
-    out.append(_at_most(
-        "busy session, cold request / json.dumps of that list before any request at 20,000", COLD_PER_DUMPS_AT_20000, value
-    ))
-    value = busy["restart_per_quiet_json_dumps"] if busy is not None else None
-    out.append(_at_most(
-        "busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000",
-        COLD_PER_DUMPS_AT_20000,
-        value,
-    ))
+    for name, key, limit in _BUSY_RATIOS:
+        out.append(_at_most(name, limit, busy[key] if busy is not None else None))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_at_most("session memory per 1,000 tool calls (MB)", MB_PER_1000_CALLS, value))
     return out
