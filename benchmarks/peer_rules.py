@@ -323,11 +323,19 @@ def _args(part: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rules(messages: Sequence[Mapping[str, Any]]) -> list[Rule]:
-    """Every peer rule, fresh for one session."""
+    """Every peer rule, fresh for one session (sharing one index of its tool results)."""
     results = ToolResults(messages)
-    return [
-        LangChainContextEditing(messages, results),
-        ClearToolUses(messages, results=results),
-        OpenCodePrune(messages, results),
-        LastN(messages, results=results),
-    ]
+    return [make(messages, results) for make in _MAKERS]
+
+
+_MAKERS: tuple[Callable[[Sequence[Mapping[str, Any]], ToolResults], Rule], ...] = (
+    lambda messages, results: LangChainContextEditing(messages, results),
+    lambda messages, results: ClearToolUses(messages, results=results),
+    lambda messages, results: OpenCodePrune(messages, results),
+    lambda messages, results: LastN(messages, results=results),
+)
+
+
+def rule_makers() -> list[Callable[[Sequence[Mapping[str, Any]]], Rule]]:
+    """For each peer rule, how to make it fresh over a message list (one that may still grow at its end)."""
+    return [lambda messages, make=make: make(messages, ToolResults(messages)) for make in _MAKERS]

@@ -31,13 +31,14 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import readme_tables
-from benchmarks.peer_rules import Patches, Rule, rules
+from benchmarks.peer_rules import Patches, Rule, rule_makers
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.model.tokens import estimate_message_tokens
-from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
-from dcp_plugin.replay.engine import implied_requests, model_key, prompt_overhead, replay, with_pricing
+from dcp_plugin.replay.anchors import AnchorTotals
+from dcp_plugin.replay.engine import model_key, prompt_overhead, replay, with_pricing
 from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
+from dcp_plugin.replay.recovery import RecordedWalk, RecoveryTotals, net_after_recovery
 from dcp_plugin.replay.sessionfile import load_session
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
@@ -80,10 +81,16 @@ class Outcome:
     anchors: AnchorTotals
     tokens_without: int
     tokens_with: int
+    recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
+    recovered: ReplayTotals | None = None  # the same policy with forced re-reads
 
     @property
     def net_percent(self) -> float:
         return self.costs.net_percent or 0.0
+
+    @property
+    def net_after_recovery(self) -> float:
+        return net_after_recovery(self.costs, self.recovered) or 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,22 +104,34 @@ class Outcome:
             "tokens_with": self.tokens_with,
             "prefix_breaks": self.costs.prefix_breaks,
             "anchors": self.anchors.to_dict(),
+            **({**self.recovery.to_dict(), "net_saved_percent_after_recovery": round(self.net_after_recovery, 2)}
+               if self.recovered is not None else {}),
         }
 
 
-def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[Outcome]:
+def replay_rule(session: Session, rule: Callable[[list[dict[str, Any]]], Rule], pricings: Sequence[str]) -> list[Outcome]:
     """A peer rule over every request of the session, priced under each pricing and checked like the plugin's replay.
 
-    A rule never looks at prices, so it runs once and every pricing's accountant reads the same requests.
+    A rule never looks at prices, so it runs once and every pricing's accountant reads the same requests;
+    then once more, fresh, with forced re-reads (:mod:`dcp_plugin.replay.recovery`).
     """
-    messages = session.messages
+    plain = _rule_pass(session, rule, pricings, recover=False)
+    again = _rule_pass(session, rule, pricings, recover=True)
+    return [replace(outcome, recovery=other.recovery, recovered=other.costs)
+            for outcome, other in zip(plain, again, strict=True)]
+
+
+def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], pricings: Sequence[str],
+               recover: bool) -> list[Outcome]:
+    messages = list(session.messages)  # the walk puts its re-reads in here; the rule reads the same list
+    rule = make(messages)
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
     overhead = prompt_overhead(messages)
     estimates = [estimate_message_tokens(m) for m in messages]
     accountants = [CacheAccountant(estimates, overhead) for _ in pricings]
-    anchors = AnchorIndex(messages)
+    walk = RecordedWalk(messages, recover, accountants)
     without = with_ = 0
-    for request in implied_requests(messages):
+    for request in walk:
         tokens = accountants[0].tokens(request.begin, request.end)
         patches: Patches = rule.at(request, overhead + tokens)
         saved = sum(t for _, t in patches.values())
@@ -129,23 +148,25 @@ def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[O
                     patches,
                 )
             )
-        anchors.check(request.begin, request.end, patches, dict.fromkeys(patches, rule.name))
+        walk.check(request, patches, dict.fromkeys(patches, rule.name))
         without, with_ = without + tokens, with_ + tokens - saved
     return [
-        Outcome(rule.name, session.name, pricing, accountant.totals, anchors.totals, without, with_)
+        Outcome(rule.name, session.name, pricing, accountant.totals, walk.anchors.totals, without, with_,
+                walk.recovery)
         for pricing, accountant in zip(pricings, accountants, strict=True)
     ]
 
 
 def replay_ours(session: Session, config: DcpConfig, label: str, pricing: str) -> Outcome:
-    """The plugin with ``config`` on the session, through a real pluggy host."""
-    report = replay(session.messages, session.directory, config, pricing=pricing)
-    return Outcome(label, session.name, pricing, report.costs, report.anchors, report.total_without, report.total_with)
+    """The plugin with ``config`` on the session, through a real pluggy host (and again with forced re-reads)."""
+    report = replay(session.messages, session.directory, config, pricing=pricing, recovery=True)
+    return Outcome(label, session.name, pricing, report.costs, report.anchors, report.total_without, report.total_with,
+                   report.recovery, report.recovered)
 
 
 def measure(session: Session, configs: Sequence[tuple[str, DcpConfig]], pricings: Sequence[str]) -> list[Outcome]:
     """Every policy on one session under every pricing (a config named twice, say as the default, replayed once)."""
-    priced_rules = [replay_rule(session, rule, pricings) for rule in rules(session.messages)]
+    priced_rules = [replay_rule(session, rule, pricings) for rule in rule_makers()]
     out = []
     for index, pricing in enumerate(pricings):
         replayed: list[tuple[DcpConfig, Outcome]] = []
@@ -178,6 +199,8 @@ class Row:
     worst_session: str = ""
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
     saves_nothing: dict[str, bool] = field(default_factory=dict)  # session -> idle under every pricing so far
+    cost_recovered: dict[str, float] = field(default_factory=dict)  # cost with the policy, with forced re-reads
+    recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
 
     @property
     def idle(self) -> int:
@@ -188,10 +211,17 @@ class Row:
         without = self.cost_without.get(pricing, 0.0)
         return 100 * (without - self.cost_with.get(pricing, 0.0)) / without if without else 0.0
 
+    def net_after_recovery(self, pricing: str) -> float:
+        """Net saving when each lost anchor costs the agent a re-read (see :mod:`dcp_plugin.replay.recovery`)."""
+        without = self.cost_without.get(pricing, 0.0)
+        return 100 * (without - self.cost_recovered.get(pricing, 0.0)) / without if without else 0.0
+
     def add(self, outcome: Outcome) -> None:
         pricing = outcome.pricing
         self.cost_without[pricing] = self.cost_without.get(pricing, 0.0) + outcome.costs.cost_without
         self.cost_with[pricing] = self.cost_with.get(pricing, 0.0) + outcome.costs.cost_with
+        recovered = outcome.recovered if outcome.recovered is not None else outcome.costs
+        self.cost_recovered[pricing] = self.cost_recovered.get(pricing, 0.0) + recovered.cost_with
         nothing = abs(outcome.net_percent) < IDLE_BELOW
         self.saves_nothing[outcome.session] = self.saves_nothing.get(outcome.session, True) and nothing
         if outcome.net_percent < self.worst or not self.worst_session:
@@ -201,12 +231,15 @@ class Row:
             self.tokens_with += outcome.tokens_with
             self.prefix_breaks += outcome.costs.prefix_breaks
             self.anchors.add(outcome.anchors)
+            self.recovery.add(outcome.recovery)
 
     def to_dict(self) -> dict[str, Any]:
         saved = self.tokens_without - self.tokens_with
         return {
             "policy": self.policy,
             **{f"net_saved_percent_{p}": round(self.net(p), 2) for p in self.cost_without},
+            **{f"net_saved_percent_after_recovery_{p}": round(self.net_after_recovery(p), 2) for p in self.cost_without},
+            "forced_rereads": self.recovery.count,
             "tokens_saved_percent": round(100 * saved / self.tokens_without, 2) if self.tokens_without else 0.0,
             "prefix_breaks": self.prefix_breaks,
             "worst_session_percent": round(self.worst, 2),
@@ -224,8 +257,8 @@ def summarize(outcomes: Sequence[Outcome]) -> list[Row]:
     return list(rows.values())
 
 
-COLUMNS = ("policy", *(f"net, {p}" for p in PRICINGS), "tokens saved", "prefix breaks", "worst session",
-           "idle sessions", "edit anchors lost")
+COLUMNS = ("policy", *(f"net, {p}" for p in PRICINGS), *(f"after re-reads, {p}" for p in PRICINGS), "tokens saved",
+           "prefix breaks", "worst session", "idle sessions", "edit anchors lost", "forced re-reads")
 
 
 def cells(row: Row) -> dict[str, str]:
@@ -234,11 +267,13 @@ def cells(row: Row) -> dict[str, str]:
     return {
         "policy": row.policy,
         **{f"net, {p}": f"{row.net(p):+.1f} %" for p in PRICINGS},
+        **{f"after re-reads, {p}": f"{row.net_after_recovery(p):+.1f} %" for p in PRICINGS},
         "tokens saved": f"{row.to_dict()['tokens_saved_percent']:.1f} %",
         "prefix breaks": f"{row.prefix_breaks:,}",
         "worst session": f"{row.worst:+.1f} %",
         "idle sessions": f"{row.idle}",
         "edit anchors lost": f"{anchors.lost} / {anchors.sourced} ({anchors.lost_percent:.1f} %)",
+        "forced re-reads": f"{row.recovery.count:,}",
     }
 
 

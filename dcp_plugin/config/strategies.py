@@ -33,6 +33,10 @@ MaskMode = Literal["window", "batch"]
 # so older command output, searches and listings go first; "all" every maskable output.
 KeepTokensOf = Literal["files", "all"]
 
+# What keepTurns holds: "all" every output of the last user turns; "files" only those that show a
+# file's contents (command output and searches of those turns may go).
+KeepTurnsOf = Literal["all", "files"]
+
 # The budget tiers (see budget.thresholds.Tier) a trigger may name.
 TriggerTier = Literal["warn", "auto", "hard"]
 Trigger = TriggerTier | Annotated[int, Field(ge=1000)] | Annotated[float, Field(gt=0, le=1)]
@@ -73,6 +77,8 @@ class MaskOldOutputsConfig(Section):
     keep_tokens: int = Field(default=5_000, ge=0, alias="keepTokens")
     keep_tokens_of: KeepTokensOf = Field(default="files", alias="keepTokensOf")
     keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
+    keep_turns_of: KeepTurnsOf = Field(default="all", alias="keepTurnsOf")
+    turns_end_at_checks: bool = Field(default=False, alias="turnsEndAtChecks")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")

@@ -203,12 +203,18 @@ class AnchorIndex:
     """The session's sent texts laid end to end, to find where an anchor was in a request at once."""
 
     def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self._messages = messages
+        self.totals = AnchorTotals()
+        self.reindex()
+
+    def reindex(self) -> None:
+        """Lay the texts out again (the message list gained a message where no request had reached)."""
         texts: list[str] = []
         self._starts: list[int] = []  # offset of each text in the haystack
         self._where: list[Location] = []
         self._message_start: list[int] = []  # first text index of each message
         offset = 0
-        for m, message in enumerate(messages):
+        for m, message in enumerate(self._messages):
             self._message_start.append(len(self._where))
             for p, part in enumerate(message.get("parts") or ()):
                 if not isinstance(part, Mapping):
@@ -220,8 +226,6 @@ class AnchorIndex:
                     offset += len(text) + len(_SEPARATOR)
         self._message_start.append(len(self._where))
         self._haystack = _SEPARATOR.join(texts)
-        self._messages = messages
-        self.totals = AnchorTotals()
 
     def _offset(self, message: int) -> int:
         first = self._message_start[message]
@@ -241,6 +245,18 @@ class AnchorIndex:
         return found
 
     def check(
+        self,
+        begin: int,
+        end: int,
+        patches: Mapping[Location, tuple[Any, int]],
+        owners: Mapping[Location, str],
+    ) -> AnchorTotals:
+        """:meth:`evaluate`, added to the session's totals."""
+        result = self.evaluate(begin, end, patches, owners)
+        self.totals.add(result)
+        return result
+
+    def evaluate(
         self,
         begin: int,
         end: int,
@@ -268,5 +284,4 @@ class AnchorIndex:
                 owner = owners.get(sources[-1], "?")
                 result.lost_by[owner] = result.lost_by.get(owner, 0) + 1
                 result.lost_anchors.append(LostAnchor(end, sources[-1], owner, anchor))
-        self.totals.add(result)
         return result

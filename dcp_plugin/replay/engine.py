@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,20 +16,18 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.model.messages import info_of, message_time, session_id_of
-from dcp_plugin.model.refs import ModelRef, model_ref
+from dcp_plugin.model.messages import info_of, session_id_of
+from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
-from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
-from dcp_plugin.replay.pricing import (
-    CacheAccountant,
-    PatchKey,
-    ReplayTotals,
-    SentRequest,
-    compaction_starts,
-)
+from dcp_plugin.replay.anchors import AnchorTotals
+from dcp_plugin.replay.pricing import CacheAccountant, PatchKey, ReplayTotals, SentRequest
+from dcp_plugin.replay.recovery import RecordedWalk, RecoveryTotals, net_after_recovery
+from dcp_plugin.replay.requests import ImpliedRequest as ImpliedRequest
+from dcp_plugin.replay.requests import implied_requests as implied_requests
+from dcp_plugin.replay.requests import request_points as request_points
 
 
 @dataclass
@@ -66,6 +64,13 @@ class ReplayReport:
     saved_final: dict[str, int] = field(default_factory=dict)
     costs: ReplayTotals = field(default_factory=ReplayTotals)
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
+    recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
+    recovered: ReplayTotals | None = None  # the costs of the replay with forced re-reads, when one was made
+
+    @property
+    def net_after_recovery_percent(self) -> float | None:
+        """Net cost saved once every lost anchor was paid for by a re-read, against the same no-plugin cost."""
+        return net_after_recovery(self.costs, self.recovered)
 
     @property
     def total_without(self) -> int:
@@ -102,6 +107,18 @@ class ReplayReport:
             "uncached_tokens_with_plugin": c.written_with,
             "prefix_breaks_by_plugin": c.prefix_breaks,
             "tokens_rewritten_by_plugin": c.rewritten,
+            **self.recovery_dict(),
+        }
+
+    def recovery_dict(self) -> dict[str, Any]:
+        """The forced re-reads and what the plugin's side costs with them (empty without that replay)."""
+        if self.recovered is None:
+            return {}
+        net = self.net_after_recovery_percent
+        return {
+            **self.recovery.to_dict(),
+            "cost_with_plugin_after_recovery": round(self.recovered.cost_with, 1),
+            "net_saved_percent_after_recovery": round(net, 2) if net is not None else 0.0,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,6 +136,7 @@ class ReplayReport:
             "tokens_saved_percent": round(100 * saved / self.total_without, 2) if self.total_without else 0.0,
             "cost": self.cost_dict(),
             "anchors": self.anchors.to_dict(details=True),
+            **({"recovery": self.recovery.to_dict(details=True)} if self.recovered is not None else {}),
             "timing": self.timing(),
             "per_request": [asdict(r) for r in self.requests],
         }
@@ -133,17 +151,28 @@ class SessionsTotal:
     tokens_with: int = 0
     costs: ReplayTotals = field(default_factory=ReplayTotals)
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
+    recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
+    recovered: ReplayTotals | None = None  # with forced re-reads, when every report has that replay
 
     @classmethod
     def of(cls, reports: Sequence[ReplayReport]) -> SessionsTotal:
         total = cls()
+        if reports and all(report.recovered is not None for report in reports):
+            total.recovered = ReplayTotals()
         for report in reports:
             total.sessions += 1
             total.tokens_without += report.total_without
             total.tokens_with += report.total_with
             total.costs.merge(report.costs)
             total.anchors.add(report.anchors)
+            total.recovery.add(report.recovery)
+            if total.recovered is not None and report.recovered is not None:
+                total.recovered.merge(report.recovered)
         return total
+
+    @property
+    def net_after_recovery_percent(self) -> float | None:
+        return net_after_recovery(self.costs, self.recovered)
 
     @property
     def tokens_saved_percent(self) -> float:
@@ -163,6 +192,16 @@ class SessionsTotal:
             "net_saved_percent": round(costs.net_percent or 0.0, 2),
             "prefix_breaks_by_plugin": costs.prefix_breaks,
             "anchors": self.anchors.to_dict(),
+            **self.recovery_dict(),
+        }
+
+    def recovery_dict(self) -> dict[str, Any]:
+        if self.recovered is None:
+            return {}
+        net = self.net_after_recovery_percent
+        return {
+            **self.recovery.to_dict(),
+            "net_saved_percent_after_recovery": round(net, 2) if net is not None else 0.0,
         }
 
 
@@ -190,41 +229,6 @@ def undo_patches(original: Sequence[dict[str, Any]], patches: Patches, offset: i
         record = decision.record
         source = original[offset + record.message_index]["parts"][record.part_index]["state"]
         target[decision.field] = source[decision.field]
-
-
-def request_points(messages: Sequence[Any]) -> list[int]:
-    """Where the recorded requests were made: before each assistant message (it answered everything
-    before it), and at the end when the session ends with a request no message answered yet."""
-    points = [i for i, m in enumerate(messages) if i > 0 and info_of(m).get("role") == "assistant"]
-    if messages and info_of(messages[-1]).get("role") != "assistant" and len(messages) > 1:
-        points.append(len(messages))
-    return points
-
-
-@dataclass(frozen=True, slots=True)
-class ImpliedRequest:
-    """One request a recorded session implies: which messages it sent, when, and to which model."""
-
-    number: int  # 1-based
-    begin: int  # first message sent (after an OpenCode compaction, the history from it on)
-    end: int  # messages[begin:end] were sent; messages[end], when there, is the answer
-    time_ms: int  # the newest timestamp among the messages up to ``end``
-    model: ModelRef | None  # the newest model they name
-
-
-def implied_requests(messages: Sequence[Any]) -> Iterator[ImpliedRequest]:
-    """The requests of a recorded session, in order (see :func:`request_points`)."""
-    starts = compaction_starts(messages)
-    time_ms = 0
-    model: ModelRef | None = None
-    scanned = 0
-    for number, end in enumerate(request_points(messages), 1):
-        for message in messages[scanned:end]:
-            time_ms = max(time_ms, message_time(message))
-            ref = model_ref(info_of(message))
-            model = ref if ref is not None and ref.model_id is not None else model
-        scanned = end
-        yield ImpliedRequest(number, starts[end], end, time_ms, model)
 
 
 def model_key(model: ModelRef | None) -> tuple[str | None, str | None]:
@@ -257,33 +261,50 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
     host: tuple[pluggy.PluginManager, Runtime] | None = None,
     pricing: str | None = None,
+    recovery: bool = False,
 ) -> ReplayReport:
     """Send every request of the session through the plugin; account tokens, prompt-cache cost and time.
 
     ``host``: a plugin host from :func:`plugin_host` to use (to inspect its runtime afterwards).
     ``pricing``: the cache prices to assume (``cache.pricing`` values), for the plugin's scheduler and
     for the report alike; None keeps the config's. After an OpenCode compaction only the history
-    from the compaction on is sent, as OpenCode does.
+    from the compaction on is sent, as OpenCode does. ``recovery``: replay the session a second
+    time, through a fresh host with the same config, with a forced re-read before every edit whose
+    anchor a placeholder hid (:mod:`dcp_plugin.replay.recovery`), and report what that costs.
     """
     if host is None:
         base = config if config is not None else Runtime(directory).config()
         config = with_pricing(base, pricing)
         host = plugin_host(directory, config)
+    report = _replay_once(messages, directory, host, progress, recover=False)
+    if recovery:
+        again = _replay_once(messages, directory, plugin_host(directory, host[1].config()), progress, recover=True)
+        report.recovery = again.recovery
+        report.recovered = again.costs
+    return report
+
+
+def _replay_once(
+    messages: list[dict[str, Any]],
+    directory: str,
+    host: tuple[pluggy.PluginManager, Runtime],
+    progress: Callable[[int, int], None] | None,
+    recover: bool,
+) -> ReplayReport:
+    """One pass over the session's requests (``recover``: with forced re-reads put in as anchors are lost)."""
     pm, runtime = host
     effective = runtime.config()
     session = session_id_of(None, messages)
     if any(p.get("tool") in TOOL_NAMES for m in messages for p in m["parts"]):
         # Recorded with the plugin's tools: the model's own prunes are part of the session.
         pm.hook.tool_definitions()
-    # Tool states are copied once so placeholders can be undone from the pristine originals.
-    working = [
-        {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}
-        for m in messages
-    ]
-    message_tokens = [estimate_message_tokens(m) for m in messages]
+    # The walk puts re-reads into its own list; tool states are copied once so placeholders can be
+    # undone from the pristine originals.
+    pristine = list(messages)
+    working = [_working_copy(m) for m in messages]
     overhead = prompt_overhead(messages)
-    accountant = CacheAccountant(message_tokens, overhead)
-    anchors = AnchorIndex(messages)
+    accountant = CacheAccountant([estimate_message_tokens(m) for m in messages], overhead)
+    walk = RecordedWalk(pristine, recover, [accountant])
     report = ReplayReport(
         session=session,
         messages=len(messages),
@@ -292,12 +313,14 @@ def replay(
         scheduler=effective.cache.scheduler,
         overhead=overhead,
         costs=accountant.totals,
-        anchors=anchors.totals,
+        anchors=walk.anchors.totals,
+        recovery=walk.recovery,
     )
     hook = pm.hook.chat_messages_transform
-    requests = list(implied_requests(messages))
-    for request in requests:
+    for request in walk:
         begin, end = request.begin, request.end
+        if len(working) < len(pristine):  # the walk put a re-read in at the end of the last request
+            working.insert(end - 1, _working_copy(pristine[end - 1]))
         outgoing = working[begin:end]
         clock = time.perf_counter()
         hook(input={"sessionID": session}, output={"messages": outgoing})
@@ -325,7 +348,9 @@ def replay(
                 patches,
             )
         )
-        anchors.check(begin, end, patches, owners)
+        if sent is not None:
+            undo_patches(pristine, sent.patches, begin)
+        walk.check(request, patches, owners)
         report.requests.append(
             RequestRow(
                 request.number,
@@ -343,10 +368,8 @@ def replay(
                 cost.rewritten,
             )
         )
-        if sent is not None:
-            undo_patches(messages, sent.patches, begin)
         if progress:
-            progress(request.number, len(requests))
+            progress(request.number, len(walk))
     view = runtime.view(session)
     totals = view.saved_by_strategy if view is not None else {}
     for name in ALL_REASONS:
@@ -354,3 +377,10 @@ def replay(
         report.pruned[name] = count
         report.saved_final[name] = tokens
     return report
+
+
+def _working_copy(message: dict[str, Any]) -> dict[str, Any]:
+    """A message whose tool states the plugin's placeholders may be written into."""
+    parts = message["parts"]
+    return {**message, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p
+                                 for p in parts]}

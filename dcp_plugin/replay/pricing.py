@@ -128,8 +128,9 @@ class CacheAccountant:
     """Prices a sequence of sent requests: keeps the previous one to find the shared prefix."""
 
     def __init__(self, message_tokens: Sequence[int], overhead: int = 0) -> None:
+        self._tokens = list(message_tokens)
         self._prefix = [0]
-        for tokens in message_tokens:
+        for tokens in self._tokens:
             self._prefix.append(self._prefix[-1] + tokens)
         self.overhead = overhead
         self._previous: SentRequest | None = None
@@ -138,6 +139,13 @@ class CacheAccountant:
     def tokens(self, start: int, end: int) -> int:
         """The messages' estimate of ``messages[start:end]`` without the plugin."""
         return self._prefix[end] - self._prefix[start]
+
+    def insert(self, index: int, tokens: int) -> None:
+        """A message of ``tokens`` put in at ``index``, where no request priced so far reached."""
+        self._tokens.insert(index, tokens)
+        del self._prefix[index + 1 :]
+        for value in self._tokens[index:]:
+            self._prefix.append(self._prefix[-1] + value)
 
     def add(self, request: SentRequest) -> RequestCost:
         """Price one request after the previous one."""

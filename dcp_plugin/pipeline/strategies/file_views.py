@@ -52,3 +52,24 @@ def shows_file(tool: str, tool_input: object) -> bool:
         script = _script(tool_input.get("command", tool_input.get("cmd")))
         return any(_program(command) in FILE_PRINTERS for command in _COMMANDS.split(script))
     return False
+
+
+# Commands that close a cycle of work: a test run, a build or type check, a commit. On 19 recorded
+# sessions a read made before the newest of these (or before the newest user message) was the
+# source of far fewer later edits than one made since.
+_CHECK = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|phpunit|rspec|ctest|tsc"
+    r"|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:test|build|lint|typecheck|check)"
+    r"|(?:go|cargo|dotnet|make|mix|swift|deno)\s+(?:test|build|check|vet)"
+    r"|mvnw?\b[^|;&\n]*\b(?:test|verify|package|compile|install)"
+    r"|gradlew?\b[^|;&\n]*\b(?:test|build|check)"
+    r"|python3?\s+-m\s+(?:pytest|unittest)"
+    r"|git\s+commit)\b"
+)
+
+
+def runs_check(tool: str, tool_input: object) -> bool:
+    """Whether a shell call runs tests, a build or type check, or a commit: the end of a cycle of work."""
+    if tool.lower() not in SHELL_TOOLS or not is_mapping(tool_input):
+        return False
+    return _CHECK.search(_script(tool_input.get("command", tool_input.get("cmd")))) is not None

@@ -33,13 +33,20 @@ from collections.abc import Iterable
 
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
-from dcp_plugin.config.strategies import MASK_OLD_OUTPUTS, KeepTokensOf, MaskMode, MaskOldOutputsConfig, Trigger
+from dcp_plugin.config.strategies import (
+    MASK_OLD_OUTPUTS,
+    KeepTokensOf,
+    KeepTurnsOf,
+    MaskMode,
+    MaskOldOutputsConfig,
+    Trigger,
+)
 from dcp_plugin.model.messages import output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.strategies.file_views import shows_file
+from dcp_plugin.pipeline.strategies.file_views import runs_check, shows_file
 
 NAME = MASK_OLD_OUTPUTS
 
@@ -63,7 +70,7 @@ def trigger_tokens(trigger: Trigger, thresholds: Thresholds) -> int:
 
 
 READ_TOOLS = frozenset({"read"})
-Entry = tuple[int, int, CallRecord, bool]  # (seq, tokens, call, whether keepTokens holds it)
+Entry = tuple[int, int, CallRecord]  # (seq, tokens, call)
 
 
 class MaskOldOutputs:
@@ -79,6 +86,8 @@ class MaskOldOutputs:
         keep_file_tokens: int = 0,
         mode: MaskMode = "window",
         keep_tokens_of: KeepTokensOf = "all",
+        keep_turns_of: KeepTurnsOf = "all",
+        turns_end_at_checks: bool = False,
     ) -> None:
         self.trigger = trigger
         self.mode = mode
@@ -87,9 +96,16 @@ class MaskOldOutputs:
         self.keep_calls = keep_calls
         self.keep_file_tokens = keep_file_tokens
         self.keep_tokens_of = keep_tokens_of
+        self.keep_turns_of = keep_turns_of
+        self._views: set[int] = set()  # "files": seqs of the queued outputs that show a file
+        self.turns_end_at_checks = turns_end_at_checks
+        self._cycle = 0  # cycles of work begun: user turns, and with turns_end_at_checks test runs, builds, commits
+        self._cycle_turn = 0  # the user turn the current cycle belongs to
+        self._cycle_of: dict[int, int] = {}  # seq -> the cycle a queued output was made in
         self.protected_tools = protected_tools
         self._queue: deque[Entry] = deque()
-        self._tokens = 0  # of the queued outputs keepTokens holds
+        self._windowed: dict[int, int] = {}  # seq -> tokens of each queued output keepTokens holds
+        self._tokens = 0  # their sum
         self._latest = -1  # the newest call's seq
         self._touched: OrderedDict[str, int] = OrderedDict()  # path -> seq of its newest read, least recent first
         self._tokens_of: dict[int, int] = {}  # seq of a read still in the queue -> its tokens
@@ -98,6 +114,13 @@ class MaskOldOutputs:
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         self._latest = max(self._latest, record.seq)
+        if record.turn > self._cycle_turn:
+            # Counted like turns, so without checks a cycle is a user turn, calls or not.
+            self._cycle += record.turn - self._cycle_turn
+            self._cycle_turn = record.turn
+        cycle = self._cycle
+        if self.turns_end_at_checks and record.status == "completed" and runs_check(record.tool, call.input):
+            self._cycle += 1  # what comes after the check is a cycle of its own; the check's output is not
         if call.path is not None and self.keep_file_tokens:
             read = self._touched.pop(call.path, -1)
             if record.tool.lower() in READ_TOOLS and record.status == "completed":
@@ -108,8 +131,12 @@ class MaskOldOutputs:
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
-        windowed = self.keep_tokens_of == "all" or shows_file(record.tool, call.input)
-        entry = (record.seq, estimate_output_tokens(output), record, windowed)
+        entry = (record.seq, estimate_output_tokens(output), record)
+        self._cycle_of[record.seq] = cycle
+        view = shows_file(record.tool, call.input)
+        if view and self.keep_turns_of == "files":
+            self._views.add(record.seq)
+        windowed = self.keep_tokens_of == "all" or view
         queue = self._queue
         if queue and queue[-1][0] > record.seq:
             # Finished after a newer call (parallel calls): keep the queue in conversation order.
@@ -119,6 +146,7 @@ class MaskOldOutputs:
         else:
             queue.append(entry)
         if windowed:
+            self._windowed[record.seq] = entry[1]
             self._tokens += entry[1]
         if self.keep_file_tokens and record.tool.lower() in READ_TOOLS:
             self._tokens_of[record.seq] = entry[1]
@@ -153,19 +181,25 @@ class MaskOldOutputs:
         free = self._tokens - sum(self._tokens_of[seq] for seq in held) if held else self._tokens
         kept: list[Entry] = []
         out: list[Proposal] = []
+        current = self._cycle + max(0, progress.turn - self._cycle_turn)  # user messages with no call yet
         while queue:
-            seq, tokens, record, windowed = queue[0]
-            if progress.turn - record.turn < self.keep_turns or self._latest - seq < self.keep_calls:
+            seq, tokens, record = queue[0]
+            recent = current - self._cycle_of[seq] < self.keep_turns
+            if self._latest - seq < self.keep_calls or (recent and self.keep_turns_of == "all"):
                 break
-            if seq in held or (windowed and free - tokens < self.keep_tokens):
+            windowed = seq in self._windowed
+            if seq in held or (recent and seq in self._views) or (windowed and free - tokens < self.keep_tokens):
                 # Passed over, not a stop: newer outputs may still go while keepTokens stay whole.
                 kept.append(queue.popleft())
                 continue
             if windowed:
                 free -= tokens
                 self._tokens -= tokens
+                del self._windowed[seq]
             queue.popleft()
             self._tokens_of.pop(seq, None)
+            self._views.discard(seq)
+            del self._cycle_of[seq]
             state = progress.state_of(record)
             if state is not None:
                 label = call_label(record.tool, state.get("input"), progress.directory or None)
@@ -186,6 +220,8 @@ def build(config: MaskOldOutputsConfig) -> MaskOldOutputs | None:
         config.keep_file_tokens,
         config.mode,
         config.keep_tokens_of,
+        config.keep_turns_of,
+        config.turns_end_at_checks,
     )
 
 
