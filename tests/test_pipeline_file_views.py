@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dcp_plugin.pipeline.strategies.file_views import shows_file
+from dcp_plugin.pipeline.strategies.file_views import runs_check, shows_file
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,37 @@ def test_a_read_an_editor_view_or_a_command_printing_a_file_shows_a_file(tool: s
 )
 def test_command_output_searches_listings_and_fetches_do_not(tool: str, tool_input: Any) -> None:
     assert not shows_file(tool, tool_input)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("bash", {"command": "npm test"}),
+        ("bash", {"command": "cd web && npm run build 2>&1 | tail -20"}),
+        ("bash", {"command": "python -m pytest -q tests/test_a.py"}),
+        ("bash", {"command": "pytest -x"}),
+        ("bash", {"command": "go test ./..."}),
+        ("bash", {"command": "cargo build --release"}),
+        ("bash", {"command": "./mvnw -q -DskipITs verify"}),
+        ("bash", {"command": "npx tsc --noEmit"}),
+        ("bash", {"command": "git add -A && git commit -m 'fix'"}),
+        ("shell", {"command": ["bash", "-lc", "go test ./pkg/..."]}),
+    ],
+)
+def test_a_test_run_a_build_or_a_commit_is_a_check(tool: str, tool_input: Any) -> None:
+    assert runs_check(tool, tool_input)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("bash", {"command": "ls src"}),
+        ("bash", {"command": "cat tests/test_a.py"}),
+        ("bash", {"command": "git status"}),
+        ("bash", {"command": "grep -rn pytest ."}),
+        ("read", {"filePath": "/p/package.json"}),
+        ("bash", "npm test"),
+    ],
+)
+def test_listings_reads_searches_and_malformed_inputs_are_not_checks(tool: str, tool_input: Any) -> None:
+    assert not runs_check(tool, tool_input)

@@ -316,3 +316,41 @@ def test_at_least_keep_tokens_of_what_it_holds_stay_and_none_of_them_could_go_wi
     kept = sum(size for size, h, w in zip(sizes, held, whole, strict=True) if h and w)
     assert kept >= min(keep, sum(size for size, h in zip(sizes, held, strict=True) if h))
     assert all(kept - size < keep for size, h, w in zip(sizes, held, whole, strict=True) if h and w)
+
+
+def test_keep_turns_of_files_holds_the_turns_file_views_and_lets_their_command_output_go():
+    messages = [user(), read("old.py"), user(), read("a.py"), bash("ls src"), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_turns=1, keepTurnsOf="files")) == [
+        masked(messages[1], "old.py"),
+        KB,
+        named(placeholder("bash ls src", 1000), messages[4]),
+        KB,
+    ]
+
+
+def test_keep_turns_of_all_holds_every_output_of_the_turn():
+    messages = [user(), read("old.py"), user(), read("a.py"), bash("ls src"), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_turns=1)) == [masked(messages[1], "old.py"), KB, KB, KB]
+
+
+def test_a_test_run_ends_a_turn_when_turns_end_at_checks():
+    messages = [user(), read("a.py"), bash("npm test"), read("b.py"), answer()]
+    # One user turn, split by the test run: a.py was read in the cycle before it; the run's own output is of that cycle too.
+    assert outputs(messages, mask(keep_turns=1, turnsEndAtChecks=True)) == [
+        masked(messages[1], "a.py"),
+        named(placeholder("bash npm test", 1000), messages[2]),
+        KB,
+    ]
+
+
+def test_without_turns_end_at_checks_a_test_run_does_not_end_the_turn():
+    messages = [user(), read("a.py"), bash("npm test"), read("b.py"), answer()]
+    assert outputs(messages, mask(keep_turns=1)) == [KB, KB, KB]
+
+
+def test_a_user_message_with_no_call_yet_starts_a_new_turn_for_keep_turns():
+    messages = [user(), read("a.py"), read("b.py"), answer(), user(), answer()]
+    assert outputs(messages, mask(keep_turns=1, turnsEndAtChecks=True)) == [
+        masked(messages[1], "a.py"),
+        masked(messages[2], "b.py"),
+    ]

@@ -56,20 +56,28 @@ def shows_file(tool: str, tool_input: object) -> bool:
 
 # Commands that close a cycle of work: a test run, a build or type check, a commit. On 19 recorded
 # sessions a read made before the newest of these (or before the newest user message) was the
-# source of far fewer later edits than one made since.
+# source of far fewer later edits than one made since. Matched where a command starts, after
+# variable assignments and the wrappers that run a tool (`CI=1 npx jest`, `uv run pytest`).
 _CHECK = re.compile(
-    r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|phpunit|rspec|ctest|tsc"
+    r"(?:pytest|py\.test|tox|nox|jest|vitest|mocha|phpunit|rspec|ctest|tsc"
     r"|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:test|build|lint|typecheck|check)"
     r"|(?:go|cargo|dotnet|make|mix|swift|deno)\s+(?:test|build|check|vet)"
-    r"|mvnw?\b[^|;&\n]*\b(?:test|verify|package|compile|install)"
-    r"|gradlew?\b[^|;&\n]*\b(?:test|build|check)"
+    r"|\S*mvnw?\b.*\b(?:test|verify|package|compile|install)"
+    r"|\S*gradlew?\b.*\b(?:test|build|check)"
     r"|python3?\s+-m\s+(?:pytest|unittest)"
     r"|git\s+commit)\b"
 )
+_WRAPPERS = re.compile(r"^(?:\w+=\S*\s+|(?:npx|bunx|time|sudo|(?:uv|poetry|pipenv|pdm|hatch)\s+run|timeout\s+\S+)\s+)*")
 
 
 def runs_check(tool: str, tool_input: object) -> bool:
     """Whether a shell call runs tests, a build or type check, or a commit: the end of a cycle of work."""
     if tool.lower() not in SHELL_TOOLS or not is_mapping(tool_input):
         return False
-    return _CHECK.search(_script(tool_input.get("command", tool_input.get("cmd")))) is not None
+    script = _script(tool_input.get("command", tool_input.get("cmd")))
+    for command in _COMMANDS.split(script):
+        command = command.split("|", 1)[0].strip()
+        wrapped = _WRAPPERS.match(command)
+        if _CHECK.match(command, wrapped.end() if wrapped else 0) is not None:
+            return True
+    return False
