@@ -100,10 +100,14 @@ class Outcome:
         }
 
 
-def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[Outcome]:
+def replay_rule(
+    session: Session, rule: Rule, pricings: Sequence[str], curves: list[list[tuple[int, float]]] | None = None
+) -> list[Outcome]:
     """A peer rule over every request of the session, priced under each pricing and checked like the plugin's replay.
 
     A rule never looks at prices, so it runs once and every pricing's accountant reads the same requests.
+    ``curves``: one list per pricing, given each request's (tokens sent, cost) under the rule (the HTML
+    report's peer curves).
     """
     messages = session.messages
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
@@ -116,8 +120,8 @@ def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[O
         tokens = accountants[0].tokens(request.begin, request.end)
         patches: Patches = rule.at(request, overhead + tokens)
         saved = sum(t for _, t in patches.values())
-        for accountant, cache in zip(accountants, caches, strict=True):
-            accountant.add(
+        for index, (accountant, cache) in enumerate(zip(accountants, caches, strict=True)):
+            cost = accountant.add(
                 SentRequest(
                     request.begin,
                     request.end,
@@ -129,6 +133,8 @@ def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[O
                     patches,
                 )
             )
+            if curves is not None:
+                curves[index].append((tokens - saved, cost.cost_with))
         anchors.check(request.begin, request.end, patches, dict.fromkeys(patches, rule.name))
         without, with_ = without + tokens, with_ + tokens - saved
     return [

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.progress import Progress
 from rich.table import Table
 
 from dcp_plugin.cli.groups import positive_int
-from dcp_plugin.cli.terminal import console
+from dcp_plugin.cli.terminal import ReplayProgress, console
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.strategies import REGISTRY
@@ -70,6 +69,19 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="show what each enabled strategy buys: the session replayed again with that strategy alone turned off",
     )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="OUT",
+        help="write the report as one self-contained HTML page (charts per request, summary, an overview of "
+        "several sessions) to OUT; opens offline",
+    )
+    p.add_argument(
+        "--peers",
+        action="store_true",
+        help="with --html: add the peer rules' curves from the project's benchmarks (a source checkout only)",
+    )
+    p.add_argument("--wide", action="store_true", help="every column of the per-request table (wider than 80 columns)")
     p.set_defaults(func=run)
 
 
@@ -104,6 +116,10 @@ def session_config(option: Path | None, directory: str) -> DcpConfig:
 def run(args: argparse.Namespace) -> int:
     """Run the replay (and the comparison) and print the report."""
     files: list[Path] = args.file
+    if args.html is not None or args.peers:
+        from dcp_plugin.cli.html_replay import run_html
+
+        return run_html(args, files or [example_session_path()])
     if len(files) > 1:
         return run_many(args, files)
     path: Path = files[0] if files else example_session_path()
@@ -155,14 +171,10 @@ def run(args: argparse.Namespace) -> int:
 def _replay(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
 ) -> ReplayReport:
-    err = console(stderr=True)
-    if show and err.is_terminal and len(messages) > 2000:
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task(label, total=None)
-            return replay(
-                messages, directory, config, lambda n, total: bar.update(task, completed=n, total=total), pricing=pricing
-            )
-    return replay(messages, directory, config, pricing=pricing)
+    if not show:
+        return replay(messages, directory, config, pricing=pricing)
+    with ReplayProgress(label) as progress:
+        return replay(messages, directory, config, progress, pricing=pricing)
 
 
 def _pricing_line(report: ReplayReport) -> str:

@@ -49,6 +49,7 @@ class RequestRow:
     cost_with: float = 0.0
     prefix_break: bool = False
     rewritten: int = 0
+    saved_by: dict[str, int] = field(default_factory=dict)  # tokens each strategy's placeholders removed from it
 
 
 @dataclass
@@ -305,12 +306,14 @@ def replay(
         sent = runtime.last_outgoing(session)
         patches: dict[PatchKey, tuple[Any, int]] = {}
         owners: dict[PatchKey, str] = {}
+        saved_by: dict[str, int] = {}
         if sent is not None:
             for decision, _ in sent.patches:
                 record = decision.record
                 key = (begin + record.message_index, record.part_index, decision.field)
                 patches[key] = (decision.value, decision.tokens_saved)
                 owners[key] = decision.strategy
+                saved_by[decision.strategy] = saved_by.get(decision.strategy, 0) + decision.tokens_saved
         saved = sent.saved_tokens if sent is not None else 0
         without = accountant.tokens(begin, end)
         cost = accountant.add(
@@ -341,6 +344,7 @@ def replay(
                 round(cost.cost_with, 1),
                 cost.broke_prefix,
                 cost.rewritten,
+                saved_by,
             )
         )
         if sent is not None:
