@@ -51,7 +51,7 @@ def compact(value: float) -> str:
     """An axis label: 1.2M, 350K, 42."""
     for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
         if abs(value) >= size:
-            return f"{value / size:.1f}".rstrip("0").rstrip(".") + suffix
+            return f"{value / size:.2f}".rstrip("0").rstrip(".") + suffix
     return f"{value:.0f}"
 
 
