@@ -30,10 +30,16 @@ def session_page(
     pricing: str | None,
     progress: Progress | None = None,
     peers: bool = False,
+    store: Any = None,
 ) -> SessionPage:
-    """Replay one session for the report: what `dcp replay` measures, plus what the final request hides."""
+    """Replay one session for the report: what `dcp replay` measures, plus what the final request hides.
+
+    ``store``: where a live session's sweeps and pins are read from (nothing is written).
+    """
     base = config if config is not None else Runtime(directory).config()
     host = plugin_host(directory, with_pricing(base, pricing))
+    if store is not None:
+        host[1].use_store(store)
     report = replay(messages, directory, progress=progress, host=host)
     breakdown = context_breakdown(host[1], report.session, messages, latest_model(messages) or ModelRef())
     curves = peer_curves(title, messages, directory, report.pricing) if peers else []
