@@ -219,3 +219,16 @@ def test_cli_report_into_a_missing_folder_says_where(tmp_path, capsys):
     out = tmp_path / "nowhere" / "report.html"
     assert main(["replay", str(EXAMPLES[0]), "--html", str(out)]) == 1
     assert f"{out}: cannot write the report" in capsys.readouterr().err
+
+
+def test_summary_of_a_session_the_plugin_made_dearer_says_it_costs_more():
+    requests = [replace(r, cost_with=150.0) for r in rows(3)]
+    html = page_html([SessionPage("s", synthetic(requests))])
+    assert 'class="bad">costs 50.00 % more' in html
+
+
+def test_summary_of_a_session_with_nothing_pruned_says_so():
+    requests = [replace(r, tokens_with=r.tokens_without, cost_with=r.cost_without) for r in rows(3)]
+    html = page_html([SessionPage("s", synthetic(requests))])
+    assert "Nothing was pruned: the requests send and cost the same" in html
+    assert "Net cost moves less than tokens" not in html

@@ -102,20 +102,20 @@ def _percent(part: float, whole: float) -> float:
 
 def summary_lines(report: ReplayReport) -> list[str]:
     """The page's plain-language summary of a session, as HTML sentences."""
-    c = report.costs
-    saved_tokens = report.total_without - report.total_with
-    net = c.saved
+    data = report.to_dict()  # the figures `dcp replay` prints, so the page and the terminal agree
+    cost = data["cost"]
+    net, whole = cost["net_saved"], cost["cost_without_plugin"]
     verdict = (
-        f'<strong class="good">saves {_percent(net, c.cost_without):.2f} %</strong> of the cost '
-        f"({net:,.0f} of {c.cost_without:,.0f} cost units)"
+        f'<strong class="good">saves {cost["net_saved_percent"]:.2f} %</strong> of the cost '
+        f"({net:,.0f} of {whole:,.0f} cost units)"
         if net >= 0
-        else f'<strong class="bad">costs {_percent(-net, c.cost_without):.2f} % more</strong> '
-        f"({-net:,.0f} cost units over {c.cost_without:,.0f})"
+        else f'<strong class="bad">costs {-cost["net_saved_percent"]:.2f} % more</strong> '
+        f"({-net:,.0f} cost units over {whole:,.0f})"
     )
     lines = [
         f"Net: the plugin {verdict}.",
-        f"Tokens removed: {saved_tokens:,} of the {report.total_without:,} the requests send without it "
-        f"({_percent(saved_tokens, report.total_without):.1f} %).",
+        f"Tokens removed: {data['tokens_saved']:,} of the {data['tokens_sent_without_plugin']:,} the requests send "
+        f"without it ({data['tokens_saved_percent']:.1f} %).",
         escape(why_cost_differs(report)),
     ]
     worst = worst_request(report)
