@@ -232,3 +232,13 @@ def test_summary_of_a_session_with_nothing_pruned_says_so():
     html = page_html([SessionPage("s", synthetic(requests))])
     assert "Nothing was pruned: the requests send and cost the same" in html
     assert "Net cost moves less than tokens" not in html
+
+
+def test_cli_peers_without_the_benchmarks_says_they_need_a_source_checkout(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "benchmarks", None)  # as in an installed package: no benchmarks to import
+    monkeypatch.delitem(sys.modules, "benchmarks.peers", raising=False)
+    assert main(["replay", str(EXAMPLES[0]), "--html", str(tmp_path / "r.html"), "--peers"]) == 1
+    assert "--peers needs the project's benchmarks (a source checkout" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
