@@ -109,20 +109,27 @@ class Outcome:
         }
 
 
-def replay_rule(session: Session, rule: Callable[[list[dict[str, Any]]], Rule], pricings: Sequence[str]) -> list[Outcome]:
+def replay_rule(
+    session: Session,
+    rule: Callable[[list[dict[str, Any]]], Rule],
+    pricings: Sequence[str],
+    curves: list[list[tuple[int, float]]] | None = None,
+) -> list[Outcome]:
     """A peer rule over every request of the session, priced under each pricing and checked like the plugin's replay.
 
     A rule never looks at prices, so it runs once and every pricing's accountant reads the same requests;
-    then once more, fresh, with forced re-reads (:mod:`dcp_plugin.replay.recovery`).
+    then once more, fresh, with forced re-reads (:mod:`dcp_plugin.replay.recovery`). ``rule`` makes the
+    rule over a message list. ``curves``: one list per pricing, given each request's (tokens sent, cost)
+    under the rule without re-reads (the HTML report's peer curves).
     """
-    plain = _rule_pass(session, rule, pricings, recover=False)
+    plain = _rule_pass(session, rule, pricings, recover=False, curves=curves)
     again = _rule_pass(session, rule, pricings, recover=True)
     return [replace(outcome, recovery=other.recovery, recovered=other.costs)
             for outcome, other in zip(plain, again, strict=True)]
 
 
 def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], pricings: Sequence[str],
-               recover: bool) -> list[Outcome]:
+               recover: bool, curves: list[list[tuple[int, float]]] | None = None) -> list[Outcome]:
     messages = list(session.messages)  # the walk puts its re-reads in here; the rule reads the same list
     rule = make(messages)
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
@@ -135,8 +142,8 @@ def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], p
         tokens = accountants[0].tokens(request.begin, request.end)
         patches: Patches = rule.at(request, overhead + tokens)
         saved = sum(t for _, t in patches.values())
-        for accountant, cache in zip(accountants, caches, strict=True):
-            accountant.add(
+        for index, (accountant, cache) in enumerate(zip(accountants, caches, strict=True)):
+            cost = accountant.add(
                 SentRequest(
                     request.begin,
                     request.end,
@@ -148,6 +155,8 @@ def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], p
                     patches,
                 )
             )
+            if curves is not None:
+                curves[index].append((tokens - saved, cost.cost_with))
         walk.check(request, patches, dict.fromkeys(patches, rule.name))
         without, with_ = without + tokens, with_ + tokens - saved
     return [

@@ -19,7 +19,7 @@ from dcp_plugin.replay.simulate import generate_session
 # Answers `session list --format json` from $FAKE_OPENCODE/sessions.json and `export ID` from
 # $FAKE_OPENCODE/<ID>.json (with the status line the real one prints first), logging each call.
 FAKE_OPENCODE = f"""#!{sys.executable}
-import json, os, sys
+import json, os, stat, sys
 base = os.environ["FAKE_OPENCODE"]
 with open(os.path.join(base, "calls.jsonl"), "a") as log:
     log.write(json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd()}}) + "\\n")
@@ -36,7 +36,11 @@ if args[:1] == ["export"]:
         print("\\x1b[91m\\x1b[1mError: \\x1b[0mSession not found: " + args[1], file=sys.stderr)
         sys.exit(1)
     print("Exporting session: " + args[1], file=sys.stderr)
-    print(open(path).read())
+    text = open(path).read()
+    # Like OpenCode, cut what goes into a pipe short (a file gets it whole).
+    if stat.S_ISFIFO(os.fstat(1).st_mode):
+        text = text[:65536]
+    print(text)
     sys.exit(0)
 sys.exit(3)
 """
@@ -246,3 +250,41 @@ def test_without_an_id_an_empty_newest_session_is_passed_over(
     empty["messages"] = empty["messages"][:1]
     (fake.base / "ses_empty.json").write_text(json.dumps(empty))
     assert run_json(capsys)["session"] == "ses_a"
+
+
+def test_a_long_export_is_read_whole_though_opencode_cuts_pipes_short(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = fake.add_session("ses_long", git_project, updated=100, size=400)
+    assert (fake.base / "ses_long.json").stat().st_size > 4 * 65536
+    assert run_json(capsys, "ses_long")["messages"] == len(session["messages"])
+
+
+def test_report_writes_the_html_page_of_the_latest_session(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.add_session("ses_old", git_project, updated=100)
+    session = fake.add_session("ses_new", git_project, updated=300, size=120)
+    assert main(["opencode", "report"]) == 0, capsys.readouterr().err
+    page = git_project / "dcp-report-ses_new.html"
+    html = page.read_text(encoding="utf-8")
+    assert "session ses_new (title ses_new)" in html
+    requests = sum(1 for i, m in enumerate(session["messages"]) if i > 0 and m["info"]["role"] == "assistant")
+    assert f'data-points="{requests}"' in html
+    assert f"wrote {page.name}" in capsys.readouterr().out
+
+
+def test_report_of_a_given_session_goes_where_html_says(
+    fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.add_session("ses_a", git_project, updated=100)
+    out = tmp_path / "a.html"
+    assert main(["opencode", "report", "ses_a", "--html", str(out)]) == 0, capsys.readouterr().err
+    assert "session ses_a" in out.read_text(encoding="utf-8")
+
+
+def test_report_of_an_unknown_session_reports_opencodes_error(
+    fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["opencode", "report", "ses_nope"]) == 1
+    assert "dcp opencode report: `opencode export ses_nope` failed" in capsys.readouterr().err

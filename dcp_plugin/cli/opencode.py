@@ -11,6 +11,7 @@ from typing import Any
 
 from dcp_plugin.bridge import install as inst
 from dcp_plugin.cli.groups import add_group
+from dcp_plugin.cli.replay import PRICING_CHOICES
 from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
 
 CHECK_HINT = """\
@@ -94,6 +95,26 @@ def add_parser(subparsers: Any) -> None:
     )
     context.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
     context.set_defaults(func=_context)
+
+    report = actions.add_parser(
+        "report",
+        help="write the HTML replay report of an OpenCode session (default: the latest session of this project)",
+        description=(
+            "Read an OpenCode session with `opencode export` (into a file: OpenCode cuts exports written to a "
+            "pipe short), replay it through the plugin and write the page `dcp replay --html` writes: tokens and "
+            "cost per request with and without the plugin, what each strategy removed, the edit anchors lost."
+        ),
+    )
+    report.add_argument("session", nargs="?", metavar="SESSION_ID", help="session id, e.g. ses_... (default: the latest)")
+    report.add_argument(
+        "--html", type=Path, metavar="OUT", help="where to write the page (default: dcp-report-SESSION_ID.html here)"
+    )
+    report.add_argument(
+        "--opencode", metavar="PATH", help="the opencode executable (default: $OPENCODE_BIN, else `opencode` on PATH)"
+    )
+    report.add_argument("--config", type=Path, metavar="DCP_JSONC", help="use this dcp.jsonc instead of the config files")
+    report.add_argument("--pricing", choices=PRICING_CHOICES, help="prompt-cache prices to assume (as for `dcp replay`)")
+    report.set_defaults(func=_report)
 
 
 def _run_bridge(args: argparse.Namespace) -> int:
@@ -231,6 +252,37 @@ def _context(args: argparse.Namespace) -> int:
         return 1
     title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
     show_breakdown(breakdown, args.json, title)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    """`dcp opencode report [SESSION_ID]`: the HTML replay report of a real OpenCode session."""
+    from dcp_plugin.cli.html_replay import session_page, write_report
+    from dcp_plugin.cli.opencode_session import OpencodeError, find_opencode
+    from dcp_plugin.cli.recorded import RecordedStore
+    from dcp_plugin.cli.replay import session_config
+    from dcp_plugin.cli.terminal import ReplayProgress
+    from dcp_plugin.host.store import default_path
+    from dcp_plugin.replay.file_error import SessionFileError
+
+    here = Path.cwd()
+    try:
+        binary = find_opencode(args.opencode)
+        session_id, info, messages = _session_to_show(binary, args.session, here)
+        directory = str(info.get("directory") or here)
+        config = session_config(args.config, directory)
+        title = f"session {session_id}" + (f" ({info['title']})" if isinstance(info.get("title"), str) else "")
+        out: Path = args.html or Path(f"dcp-report-{session_id}.html")
+        # The live session's sweeps and pins count, as in `dcp opencode context` (read, never written).
+        with ReplayProgress(f"replaying {session_id}") as progress:
+            page = session_page(
+                title, messages, directory, config, args.pricing, progress, store=RecordedStore(default_path())
+            )
+        size = write_report(out, [page])
+    except (OpencodeError, SessionFileError) as exc:
+        print(f"dcp opencode report: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} (session {session_id}, {size / 1024:,.0f} KB): open it in a browser")
     return 0
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,21 +49,30 @@ def find_opencode(explicit: str | None = None) -> str:
 
 
 def _run(binary: str, args: list[str], cwd: Path) -> str:
+    """What ``opencode ARGS`` prints on stdout, written to a temporary file rather than a pipe.
+
+    OpenCode cuts what it writes into a pipe short when it exits (a long `opencode export` ends
+    mid-document), and writes a regular file whole.
+    """
     # --pure: no plugins, so reading a session never starts a bridge nor waits for plugin installs.
     command = [binary, *args, "--pure"]
-    try:
-        done = subprocess.run(
-            command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise OpencodeError(f"`opencode {' '.join(args)}` did not finish within {TIMEOUT_SECONDS} s") from None
-    except OSError as exc:
-        raise OpencodeError(f"cannot run {binary}: {exc.strerror or exc}") from None
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as out:
+        try:
+            done = subprocess.run(
+                command, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_SECONDS,
+                check=False, stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise OpencodeError(f"`opencode {' '.join(args)}` did not finish within {TIMEOUT_SECONDS} s") from None
+        except OSError as exc:
+            raise OpencodeError(f"cannot run {binary}: {exc.strerror or exc}") from None
+        out.seek(0)
+        stdout = out.read()
     if done.returncode != 0:
-        lines = [line.strip() for line in _ANSI.sub("", done.stderr + done.stdout).splitlines() if line.strip()]
+        lines = [line.strip() for line in _ANSI.sub("", done.stderr + stdout).splitlines() if line.strip()]
         reason = next((line for line in reversed(lines) if line.startswith("Error")), lines[-1] if lines else "no output")
         raise OpencodeError(f"`opencode {' '.join(args)}` failed (exit {done.returncode}): {reason}")
-    return done.stdout
+    return stdout
 
 
 def _json_document(text: str, what: str) -> Any:

@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.progress import Progress
+from rich import box
 from rich.table import Table
 
+from dcp_plugin.cli.explain import GLOSSARY, row_note, why_cost_differs
 from dcp_plugin.cli.groups import positive_int
-from dcp_plugin.cli.terminal import console
+from dcp_plugin.cli.terminal import ReplayProgress, console
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.pipeline.strategies import REGISTRY
 from dcp_plugin.replay.contributions import Contribution, contributions
-from dcp_plugin.replay.engine import ReplayReport, SessionsTotal, replay
+from dcp_plugin.replay.engine import ReplayReport, RequestRow, SessionsTotal, replay
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import example_session_path, load_session
 
@@ -70,6 +71,19 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="show what each enabled strategy buys: the session replayed again with that strategy alone turned off",
     )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="OUT",
+        help="write the report as one self-contained HTML page (charts per request, summary, an overview of "
+        "several sessions) to OUT; opens offline",
+    )
+    p.add_argument(
+        "--peers",
+        action="store_true",
+        help="with --html: add the peer rules' curves from the project's benchmarks (a source checkout only)",
+    )
+    p.add_argument("--wide", action="store_true", help="every column of the per-request table (wider than 80 columns)")
     p.set_defaults(func=run)
 
 
@@ -104,6 +118,10 @@ def session_config(option: Path | None, directory: str) -> DcpConfig:
 def run(args: argparse.Namespace) -> int:
     """Run the replay (and the comparison) and print the report."""
     files: list[Path] = args.file
+    if args.html is not None or args.peers:
+        from dcp_plugin.cli.html_replay import run_html
+
+        return run_html(args, files or [example_session_path()])
     if len(files) > 1:
         return run_many(args, files)
     path: Path = files[0] if files else example_session_path()
@@ -142,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     title = str(info.get("title") or ("stdin" if str(path) == "-" else path.name))
-    print_report(report, title, args.rows)
+    print_report(report, title, args.rows, args.wide)
     base_name = str(args.config or "your config files")
     if compared is not None:
         print_comparison(report, compared, base_name, str(args.compare))
@@ -155,14 +173,10 @@ def run(args: argparse.Namespace) -> int:
 def _replay(
     messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
 ) -> ReplayReport:
-    err = console(stderr=True)
-    if show and err.is_terminal and len(messages) > 2000:
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task(label, total=None)
-            return replay(
-                messages, directory, config, lambda n, total: bar.update(task, completed=n, total=total), pricing=pricing
-            )
-    return replay(messages, directory, config, pricing=pricing)
+    if not show:
+        return replay(messages, directory, config, pricing=pricing)
+    with ReplayProgress(label) as progress:
+        return replay(messages, directory, config, progress, pricing=pricing)
 
 
 def _pricing_line(report: ReplayReport) -> str:
@@ -170,8 +184,8 @@ def _pricing_line(report: ReplayReport) -> str:
     return f"pricing {report.pricing}, cache scheduler {scheduler}"
 
 
-def print_report(report: ReplayReport, title: str, rows: int) -> None:
-    """The human-readable report."""
+def print_report(report: ReplayReport, title: str, rows: int, wide: bool = False) -> None:
+    """The human-readable report; fits 80 columns unless ``wide`` asks for every column."""
     out = console()
     data = report.to_dict()
     out.print(
@@ -183,12 +197,57 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     strategies.add_column("strategy")
     strategies.add_column("calls pruned", justify="right")
     strategies.add_column("tokens saved per request", justify="right")
+    idle = []
     for name, count in report.pruned.items():
-        strategies.add_row(name, str(count), f"{report.saved_final[name]:,}")
+        if count or wide:
+            strategies.add_row(name, str(count), f"{report.saved_final[name]:,}")
+        else:
+            idle.append(name)
     out.print(strategies)
-    per = Table(title="Per request (tokens are estimates; cost in base input tokens)", title_justify="left")
-    for column in ("request", "messages", "without plugin", "with plugin", "saved", "cache", "cost without", "cost with", "ms"):
-        per.add_column(column, justify="right")
+    if idle:
+        out.print(f"[dim]Pruned nothing: {', '.join(idle)}.[/dim]", highlight=False)
+    out.print(per_request_table(report, rows, wide))
+    out.print(f"[dim]A rewrite is {GLOSSARY['rewrite']}.[/dim]", highlight=False)
+    timing, cost = data["timing"], data["cost"]
+    out.print(
+        f"Tokens sent over all requests: {data['tokens_sent_without_plugin']:,} without the plugin, "
+        f"{data['tokens_sent_with_plugin']:,} with it: {data['tokens_saved']:,} fewer ({data['tokens_saved_percent']}%)",
+        highlight=False,
+    )
+    out.print(net_cost_line(cost), highlight=False)
+    out.print(why_cost_differs(report), highlight=False)
+    out.print(report.anchors.sentence(), highlight=False)
+    out.print(f"[dim]An edit anchor is {GLOSSARY['edit anchor']}.[/dim]", highlight=False)
+    out.print(
+        f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
+        f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
+        f"again: rewrites). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens "
+        f"({GLOSSARY['prompt overhead']}).",
+        highlight=False,
+    )
+    out.print(
+        f"Time per request: median {timing['median_ms']:.2f} ms, p95 {timing['p95_ms']:.2f} ms, "
+        f"max {timing['max_ms']:.2f} ms.",
+        highlight=False,
+    )
+
+
+def per_request_table(report: ReplayReport, rows: int, wide: bool) -> Table:
+    """Every ``len/rows``-th request: tokens and cost with and without the plugin, and why a row costs more.
+
+    Seven columns fit 80 columns; ``wide`` adds the message count, the cache state and the time.
+    """
+    table = Table(
+        title="Per request (tokens are estimates; cost in base input tokens)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    columns = ["req", "tokens\nwithout", "tokens\nwith", "saved", "cost\nwithout", "cost\nwith"]
+    columns += ["messages", "cache", "ms"] if wide else []
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("note", no_wrap=not wide)
     requests = report.requests
     step = max(1, -(-len(requests) // rows))
     shown = requests[::step]
@@ -197,31 +256,23 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     for r in shown:
         saved = r.tokens_without - r.tokens_with
         pct = f"{100 * saved / r.tokens_without:.0f}%" if r.tokens_without else "-"
-        cache = "cold" if r.cold else ("rewrite" if r.prefix_break else "warm")
-        per.add_row(
-            str(r.request), str(r.messages), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct, cache,
-            f"{r.cost_without:,.0f}", f"{r.cost_with:,.0f}", f"{r.ms:.2f}",
-        )
-    out.print(per)
-    timing, cost = data["timing"], data["cost"]
-    out.print(
-        f"Tokens sent over all requests: {data['tokens_sent_without_plugin']:,} without the plugin, "
-        f"{data['tokens_sent_with_plugin']:,} with it: {data['tokens_saved']:,} fewer ({data['tokens_saved_percent']}%)",
-        highlight=False,
-    )
-    out.print(net_cost_line(cost), highlight=False)
-    out.print(report.anchors.sentence(), highlight=False)
-    out.print(
-        f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
-        f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
-        f"again). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens.",
-        highlight=False,
-    )
-    out.print(
-        f"Time per request: median {timing['median_ms']:.2f} ms, p95 {timing['p95_ms']:.2f} ms, "
-        f"max {timing['max_ms']:.2f} ms.",
-        highlight=False,
-    )
+        cells = [
+            str(r.request), f"{r.tokens_without:,}", f"{r.tokens_with:,}", pct,
+            f"{r.cost_without:,.0f}", f"{r.cost_with:,.0f}",
+        ]
+        if wide:
+            cells += [str(r.messages), "cold" if r.cold else ("rewrite" if r.prefix_break else "warm"), f"{r.ms:.2f}"]
+        table.add_row(*cells, request_note(r))
+    return table
+
+
+def request_note(row: RequestRow) -> str:
+    """Why a per-request row costs what it does: a rewrite costs more than without the plugin (and says how much)."""
+    note = row_note(row)
+    if row.cost_with > row.cost_without and row.cost_without:
+        times = f"{row.cost_with / row.cost_without:.1f}x the cost"
+        return f"{note or 'more uncached'}: {times}"
+    return note
 
 
 def net_cost_line(cost: dict[str, Any]) -> str:
@@ -317,39 +368,46 @@ def run_many(args: argparse.Namespace, files: list[Path]) -> int:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    print_sessions(reports, total)
+    print_sessions(reports, total, args.wide)
     return 0
 
 
-def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal) -> None:
-    """One row per session and the total: tokens, net cost, prefix breaks, edit anchors."""
+def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal, wide: bool = False) -> None:
+    """One row per session and the total: tokens, net cost, rewrites, edit anchors (``wide``: sourced and by whom too)."""
     out = console()
     pricing = reports[0][1].pricing if reports else "auto"
-    table = Table(title=f"{len(reports)} sessions replayed ({pricing} pricing)", title_justify="left")
-    for column in ("session", "requests", "tokens saved", "net cost saved", "prefix breaks", "anchors sourced",
-                   "anchors lost", "hidden by"):
-        table.add_column(column, justify="left" if column in ("session", "hidden by") else "right")
+    table = Table(
+        title=f"{len(reports)} sessions replayed ({pricing} pricing)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    columns = ["session", "requests", "tokens\nsaved", "net cost\nsaved", "rewrites"]
+    columns += ["anchors\nsourced", "anchors\nlost", "hidden by"] if wide else ["anchors\nlost"]
+    for column in columns:
+        left = column in ("session", "hidden by")
+        table.add_column(column, justify="left" if left else "right", no_wrap=not left, overflow="fold")
     for name, report in reports:
-        table.add_row(name, *_session_cells(SessionsTotal.of([report])))
+        table.add_row(name, *_session_cells(SessionsTotal.of([report]), wide))
     table.add_section()
-    table.add_row("total", *_session_cells(total), style="bold")
+    table.add_row("total", *_session_cells(total, wide), style="bold")
     out.print(table)
     out.print(
         "Net cost: what the sessions cost without the plugin minus with it, prompt caching included, as a share "
-        "of the cost without it. An edit anchor is lost when every place the request held it was replaced by a "
-        "placeholder.",
+        f"of the cost without it. Rewrites: requests where a placeholder changed a part already sent. An edit "
+        f"anchor is {GLOSSARY['edit anchor']}; it is lost when every place the request held it was a placeholder"
+        + ("." if wide else " (--wide: which strategy hid them)."),
         highlight=False,
     )
 
 
-def _session_cells(total: SessionsTotal) -> list[str]:
+def _session_cells(total: SessionsTotal, wide: bool) -> list[str]:
     anchors = total.anchors
-    return [
+    cells = [
         f"{total.costs.requests:,}",
         f"{total.tokens_saved_percent:.1f} %",
         f"{total.costs.net_percent or 0.0:+.1f} %",
         f"{total.costs.prefix_breaks:,}",
-        f"{anchors.sourced:,} / {anchors.anchors:,}",
-        f"{anchors.lost:,} ({anchors.lost_percent:.1f} %)",
-        ", ".join(f"{name} {count}" for name, count in sorted(anchors.lost_by.items())) or "-",
     ]
+    lost = f"{anchors.lost:,} ({anchors.lost_percent:.1f} %)"
+    if not wide:
+        return [*cells, lost]
+    by = ", ".join(f"{name} {count}" for name, count in sorted(anchors.lost_by.items())) or "-"
+    return [*cells, f"{anchors.sourced:,} / {anchors.anchors:,}", lost, by]

@@ -47,6 +47,7 @@ class RequestRow:
     cost_with: float = 0.0
     prefix_break: bool = False
     rewritten: int = 0
+    saved_by: dict[str, int] = field(default_factory=dict)  # tokens each strategy's placeholders removed from it
 
 
 @dataclass
@@ -328,12 +329,14 @@ def _replay_once(
         sent = runtime.last_outgoing(session)
         patches: dict[PatchKey, tuple[Any, int]] = {}
         owners: dict[PatchKey, str] = {}
+        saved_by: dict[str, int] = {}
         if sent is not None:
             for decision, _ in sent.patches:
                 record = decision.record
                 key = (begin + record.message_index, record.part_index, decision.field)
                 patches[key] = (decision.value, decision.tokens_saved)
                 owners[key] = decision.strategy
+                saved_by[decision.strategy] = saved_by.get(decision.strategy, 0) + decision.tokens_saved
         saved = sent.saved_tokens if sent is not None else 0
         without = accountant.tokens(begin, end)
         cost = accountant.add(
@@ -366,6 +369,7 @@ def _replay_once(
                 round(cost.cost_with, 1),
                 cost.broke_prefix,
                 cost.rewritten,
+                saved_by,
             )
         )
         if progress:

@@ -13,10 +13,10 @@ from opencode_harness import REPO_ROOT
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
-def dcp_opencode_context(sc, *args: str) -> subprocess.CompletedProcess[str]:
-    """`dcp opencode context ARGS` run in the project, with the project's isolated HOME and XDG dirs."""
+def dcp_opencode_context(sc, *args: str, command: str = "context") -> subprocess.CompletedProcess[str]:
+    """`dcp opencode context ARGS` (or another ``command``) run in the project, with the project's isolated HOME and XDG dirs."""
     return subprocess.run(
-        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", "context", "--opencode", str(sc.opencode.binary), *args],
+        [sys.executable, "-m", "dcp_plugin.cli.main", "opencode", command, "--opencode", str(sc.opencode.binary), *args],
         cwd=sc.opencode.project,
         env={**sc.opencode.env(), "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,
@@ -39,7 +39,8 @@ def two_sessions(module_scenario_factory) -> dict[str, Any]:
     # Each path once: by id (as JSON), the latest without an id (as the table).
     by_id = dcp_opencode_context(sc, first.session_id, "--json")
     latest = dcp_opencode_context(sc)
-    return {"sc": sc, "first": first, "second": second, "by_id": by_id, "latest": latest}
+    report = dcp_opencode_context(sc, first.session_id, command="report")
+    return {"sc": sc, "first": first, "second": second, "by_id": by_id, "latest": latest, "report": report}
 
 
 def breakdown(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -88,3 +89,12 @@ def test_an_unknown_id_fails_with_opencodes_reason(two_sessions):
     done = dcp_opencode_context(two_sessions["sc"], "ses_doesnotexist")
     assert done.returncode == 1
     assert "Session not found: ses_doesnotexist" in done.stderr
+
+
+def test_report_writes_the_html_page_of_a_real_session(two_sessions):
+    done = two_sessions["report"]
+    assert done.returncode == 0, done.stderr
+    session_id = two_sessions["first"].session_id
+    html = (two_sessions["sc"].opencode.project / f"dcp-report-{session_id}.html").read_text(encoding="utf-8")
+    assert f"session {session_id}" in html
+    assert 'data-chart="tokens"' in html and 'data-series="with"' in html
