@@ -34,7 +34,7 @@ from benchmarks import readme_tables
 from benchmarks.peer_rules import Patches, Rule, rules
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
-from dcp_plugin.model.tokens import estimate_message_tokens
+from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
 from dcp_plugin.replay.engine import implied_requests, model_key, prompt_overhead, replay, with_pricing
 from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
@@ -65,7 +65,7 @@ class Session:
     @property
     def peak_prompt(self) -> int:
         """The largest prompt of the session without pruning (estimated, with the fixed overhead)."""
-        tokens = [estimate_message_tokens(m) for m in self.messages]
+        tokens = [message_prompt_tokens(m) for m in self.messages]
         return prompt_overhead(self.messages) + sum(tokens)
 
 
@@ -108,7 +108,7 @@ def replay_rule(session: Session, rule: Rule, pricings: Sequence[str]) -> list[O
     messages = session.messages
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
     overhead = prompt_overhead(messages)
-    estimates = [estimate_message_tokens(m) for m in messages]
+    estimates = [message_prompt_tokens(m) for m in messages]
     accountants = [CacheAccountant(estimates, overhead) for _ in pricings]
     anchors = AnchorIndex(messages)
     without = with_ = 0

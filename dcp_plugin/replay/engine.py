@@ -18,11 +18,12 @@ from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.model.messages import info_of, message_time, session_id_of
 from dcp_plugin.model.refs import ModelRef, model_ref
-from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals
+from dcp_plugin.replay.estimate_error import EstimateError
 from dcp_plugin.replay.pricing import (
     CacheAccountant,
     PatchKey,
@@ -49,6 +50,8 @@ class RequestRow:
     cost_with: float = 0.0
     prefix_break: bool = False
     rewritten: int = 0
+    # The prompt its answer reported (None: no usage, or the report the overhead was learned from).
+    reported_prompt: int | None = None
 
 
 @dataclass
@@ -74,6 +77,11 @@ class ReplayReport:
     @property
     def total_with(self) -> int:
         return sum(r.tokens_with for r in self.requests)
+
+    @property
+    def estimate_error(self) -> EstimateError:
+        """The estimator's error per request (see :data:`estimate_error.DEFINITION`)."""
+        return EstimateError.of((self.overhead + r.tokens_without, r.reported_prompt) for r in self.requests)
 
     def timing(self) -> dict[str, float]:
         """Median, p95 and max milliseconds per request."""
@@ -118,6 +126,7 @@ class ReplayReport:
             "tokens_saved": saved,
             "tokens_saved_percent": round(100 * saved / self.total_without, 2) if self.total_without else 0.0,
             "cost": self.cost_dict(),
+            "estimate_error": self.estimate_error.to_dict(),
             "anchors": self.anchors.to_dict(details=True),
             "timing": self.timing(),
             "per_request": [asdict(r) for r in self.requests],
@@ -133,6 +142,7 @@ class SessionsTotal:
     tokens_with: int = 0
     costs: ReplayTotals = field(default_factory=ReplayTotals)
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
+    estimate_error: EstimateError = field(default_factory=EstimateError)
 
     @classmethod
     def of(cls, reports: Sequence[ReplayReport]) -> SessionsTotal:
@@ -143,6 +153,7 @@ class SessionsTotal:
             total.tokens_with += report.total_with
             total.costs.merge(report.costs)
             total.anchors.add(report.anchors)
+            total.estimate_error = total.estimate_error.plus(report.estimate_error)
         return total
 
     @property
@@ -162,6 +173,7 @@ class SessionsTotal:
             "cost_with_plugin": round(costs.cost_with, 1),
             "net_saved_percent": round(costs.net_percent or 0.0, 2),
             "prefix_breaks_by_plugin": costs.prefix_breaks,
+            "estimate_error": self.estimate_error.to_dict(),
             "anchors": self.anchors.to_dict(),
         }
 
@@ -246,8 +258,25 @@ def prompt_overhead(messages: Sequence[Any]) -> int:
         usage = reported_usage(message) if info_of(message).get("role") == "assistant" else None
         if usage is not None:
             return max(0, usage.prompt - before)
-        before += estimate_message_tokens(message)
+        before += message_prompt_tokens(message)
     return 0
+
+
+def reported_prompts(messages: Sequence[Any], requests: Sequence[ImpliedRequest]) -> list[int | None]:
+    """Per request, the prompt its answer reported, to score the estimate by.
+
+    None where the answer reports nothing, and for the first report: :func:`prompt_overhead`
+    was learned from it, so the estimate matches it by construction.
+    """
+    reported: list[int | None] = []
+    seen_first = False
+    for request in requests:
+        usage = reported_usage(messages[request.end]) if request.end < len(messages) else None
+        if usage is not None and not seen_first:
+            seen_first = True
+            usage = None
+        reported.append(usage.prompt if usage is not None else None)
+    return reported
 
 
 def replay(
@@ -280,7 +309,7 @@ def replay(
         {**m, "parts": [{**p, "state": dict(p["state"])} if isinstance(p.get("state"), dict) else p for p in m["parts"]]}
         for m in messages
     ]
-    message_tokens = [estimate_message_tokens(m) for m in messages]
+    message_tokens = [message_prompt_tokens(m) for m in messages]
     overhead = prompt_overhead(messages)
     accountant = CacheAccountant(message_tokens, overhead)
     anchors = AnchorIndex(messages)
@@ -296,7 +325,8 @@ def replay(
     )
     hook = pm.hook.chat_messages_transform
     requests = list(implied_requests(messages))
-    for request in requests:
+    reported = reported_prompts(messages, requests)
+    for request, reported_prompt in zip(requests, reported, strict=True):
         begin, end = request.begin, request.end
         outgoing = working[begin:end]
         clock = time.perf_counter()
@@ -341,6 +371,7 @@ def replay(
                 round(cost.cost_with, 1),
                 cost.broke_prefix,
                 cost.rewritten,
+                reported_prompt,
             )
         )
         if sent is not None:
