@@ -211,6 +211,7 @@ def print_report(report: ReplayReport, title: str, rows: int) -> None:
     )
     out.print(net_cost_line(cost), highlight=False)
     out.print(report.anchors.sentence(), highlight=False)
+    out.print(report.estimate_error.summary(), highlight=False)
     out.print(
         f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
         f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
@@ -340,6 +341,7 @@ def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal
         "placeholder.",
         highlight=False,
     )
+    out.print(total.estimate_error.summary(), highlight=False)
 
 
 def _session_cells(total: SessionsTotal) -> list[str]:

@@ -12,7 +12,8 @@ from typing import Any
 DEFINITION = (
     "|estimate - reported| / reported per request whose answer reports usage, where estimate is the "
     "replay's prompt without the plugin and without any provider anchor (the prompt overhead learned "
-    "from the first reported usage + the fixed-ratio estimate of the messages sent) and reported is "
+    "from the first reported usage + the fixed-ratio estimate of the messages sent, a step counting at "
+    "least the output it reported) and reported is "
     "input + cache read + cache write of the answer; the request the overhead was learned from is left out"
 )
 
@@ -56,11 +57,11 @@ class EstimateError:
         }
 
     def summary(self) -> str:
-        """One line for a report: median and p90 in percent, and over how many requests."""
+        """One sentence for a report: median and p90 in percent, and over how many requests."""
         median, p90 = self.median, self.p90
         if median is None or p90 is None:
-            return "estimator error per request: no request with reported usage to compare with"
+            return "Estimator error per request: no request with reported usage to compare with."
         return (
-            f"estimator error per request: median {100 * median:.1f} %, p90 {100 * p90:.1f} % "
-            f"(|estimate - reported| / reported over {self.requests:,} requests with reported usage)"
+            f"Estimator error per request: median {100 * median:.1f} %, p90 {100 * p90:.1f} % "
+            f"(|estimate - reported| / reported, over {self.requests:,} requests with reported usage)."
         )
