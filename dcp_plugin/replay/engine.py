@@ -279,17 +279,22 @@ def reported_prompts(messages: Sequence[Any], requests: Sequence[ImpliedRequest]
     return reported
 
 
-def session_estimate_error(messages: Sequence[Any]) -> EstimateError:
-    """The estimator's error per request of a session, as `dcp replay` reports it, without running the plugin.
+def session_estimates(messages: Sequence[Any]) -> list[tuple[ImpliedRequest, int, int | None]]:
+    """Per request of a session: the estimate `dcp replay` scores, and the reported prompt to score it by.
 
     The estimate does not depend on what the plugin prunes: it is the prompt without it.
     """
     accountant = CacheAccountant([message_prompt_tokens(m) for m in messages], prompt_overhead(messages))
     requests = list(implied_requests(messages))
-    return EstimateError.of(
-        (accountant.overhead + accountant.tokens(r.begin, r.end), reported)
+    return [
+        (r, accountant.overhead + accountant.tokens(r.begin, r.end), reported)
         for r, reported in zip(requests, reported_prompts(messages, requests), strict=True)
-    )
+    ]
+
+
+def session_estimate_error(messages: Sequence[Any]) -> EstimateError:
+    """The estimator's error per request of a session, as `dcp replay` reports it, without running the plugin."""
+    return EstimateError.of((estimate, reported) for _, estimate, reported in session_estimates(messages))
 
 
 def replay(
