@@ -236,10 +236,13 @@ def message_prompt_tokens(message: Mapping[str, Any], image_tokens: int = DEFAUL
     host does not keep, tool-call framing), so characters alone fell 15-20 % short of the
     reported prompts.
     """
-    model, incoming = estimate_message_split(message, image_tokens)
-    usage = reported_usage(message)
-    carried = usage.carried if usage is not None else 0
-    return max(model.total, carried) + incoming.total
+    return split_prompt_tokens(estimate_message_split(message, image_tokens), reported_usage(message))
+
+
+def split_prompt_tokens(split: Split, usage: ReportedUsage | None) -> int:
+    """:func:`message_prompt_tokens` of a message already estimated (``split``) with its reported usage."""
+    model, incoming = split
+    return max(model.total, usage.carried if usage is not None else 0) + incoming.total
 
 
 def estimate_content_tokens(messages: Iterable[dict[str, Any]], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
