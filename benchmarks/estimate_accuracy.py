@@ -10,9 +10,11 @@ on two paths:
   inheriting history), the whole history estimated, with calibration learned from
   the earlier steps of the same session.
 
-Each path is scored for the fixed ratios (chars/4, chars/2; the history path as the
-plain sum of the messages' estimates) and for the calibrated estimate, as absolute
-percentage errors: mean, median and 95th percentile. Sessions come from a
+Each path is scored for the fixed ratios (the history path as the plain sum of the
+messages' estimates) and for the calibrated estimate, as absolute percentage errors:
+mean, median and 95th percentile. Beside them, for every recorded file and in total,
+the estimator error `dcp replay` reports (median and 90th percentile per request, one
+definition: ``dcp_plugin.replay.estimate_error``). Sessions come from a
 generator (seeded, so runs are repeatable; one in three from a provider that
 drops earlier thinking from the prompt) and from recorded files given on the
 command line: ``opencode export`` output (``{info, messages}``) or a bare message
@@ -34,7 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.budget.calibration import Calibrator, EstimatorState, advance, predict
+from dcp_plugin.model.messages import info_of
 from dcp_plugin.model.tokens import estimate_content_tokens, reported_usage
+from dcp_plugin.replay.engine import session_estimate_error, session_estimates
+from dcp_plugin.replay.estimate_error import DEFINITION, EstimateError
 
 GENERATED_SESSIONS = 24
 GENERATED_SEED = 20250514
@@ -221,6 +226,28 @@ def score_session(messages: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
     return errors
 
 
+# A reported prompt below this share of the previous one: the history was replaced (a compaction the
+# replay does not recognize), so later estimates are of a history the provider no longer read.
+RESET_SHARE = 0.7
+
+
+def error_before_reset(messages: Sequence[dict[str, Any]]) -> EstimateError:
+    """The replay's estimator error over the requests before the first history reset the reports show.
+
+    The first step of a turn is not taken as a reset: some recorders report only the cached prefix there.
+    """
+    pairs: list[tuple[int, int | None]] = []
+    previous: int | None = None
+    for request, estimate, reported in session_estimates(messages):
+        turn_start = info_of(messages[request.end - 1]).get("role") == "user"
+        if reported is not None and not turn_start:
+            if previous is not None and reported < RESET_SHARE * previous:
+                break
+            previous = reported
+        pairs.append((estimate, reported))
+    return EstimateError.of(pairs)
+
+
 def _load(path: str) -> list[dict[str, Any]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     messages = data.get("messages") if isinstance(data, dict) else data
@@ -239,7 +266,13 @@ def _summarize(per_session: Iterable[dict[str, list[float]]]) -> dict[str, dict[
 
 def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[str, Any]:
     """Score the generated sessions and every recorded file; numbers only, no timings."""
-    per_file = [score_session(_load(path)) for path in paths]
+    sessions = [_load(path) for path in paths]
+    per_file = [score_session(messages) for messages in sessions]
+    replay_errors = [session_estimate_error(messages) for messages in sessions]
+    replay_total = before_reset = EstimateError()
+    for messages, error in zip(sessions, replay_errors, strict=True):
+        replay_total = replay_total.plus(error)
+        before_reset = before_reset.plus(error_before_reset(messages))
     # Every third session comes from a provider that drops earlier thinking.
     generated = [
         score_session(generate_session(GENERATED_SEED + i, keeps_reasoning=i % 3 != 2))
@@ -250,8 +283,14 @@ def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[
         "recorded": {
             "files": len(paths),
             "errors": _summarize(per_file),
-            "per_file": [{"path": p, "errors": _summarize([e])} for p, e in zip(paths, per_file, strict=False)],
+            "replay_estimate_error": replay_total.to_dict(),
+            "replay_estimate_error_before_reset": before_reset.to_dict(),
+            "per_file": [
+                {"path": p, "errors": _summarize([e]), "replay_estimate_error": r.to_dict()}
+                for p, e, r in zip(paths, per_file, replay_errors, strict=True)
+            ],
         },
+        "replay_estimate_error_definition": DEFINITION,
     }
 
 
@@ -264,8 +303,16 @@ def _print_table(result: dict[str, Any]) -> None:
             print(f"  {key:<22}{s['n']:>6}{cells[0]:>10}{cells[1]:>10}{cells[2]:>10}")
 
     block(f"generated ({result['generated']['sessions']} sessions)", result["generated"]["errors"])
-    if result["recorded"]["files"]:
-        block(f"recorded ({result['recorded']['files']} files)", result["recorded"]["errors"])
+    recorded = result["recorded"]
+    if recorded["files"]:
+        block(f"recorded ({recorded['files']} files)", recorded["errors"])
+        print("replay's estimator error per request (median / p90 %, requests with reported usage)")
+        rows = [(Path(f["path"]).name, f["replay_estimate_error"]) for f in recorded["per_file"]]
+        totals = [("total", recorded["replay_estimate_error"]), ("before a history reset", recorded["replay_estimate_error_before_reset"])]
+        for name, e in [*rows, *totals]:
+            cells = ["-" if e[k] is None else f"{e[k]:.1f}" for k in ("median_percent", "p90_percent")]
+            print(f"  {name:<44}{cells[0]:>8}{cells[1]:>9}{e['requests_with_reported_usage']:>7}")
+        print(f"  ({DEFINITION})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from benchmarks import readme_tables
 from benchmarks.peer_rules import Patches, Rule, rule_makers
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
-from dcp_plugin.model.tokens import estimate_message_tokens
+from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.replay.anchors import AnchorTotals
 from dcp_plugin.replay.engine import model_key, prompt_overhead, replay, with_pricing
 from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
@@ -66,7 +66,7 @@ class Session:
     @property
     def peak_prompt(self) -> int:
         """The largest prompt of the session without pruning (estimated, with the fixed overhead)."""
-        tokens = [estimate_message_tokens(m) for m in self.messages]
+        tokens = [message_prompt_tokens(m) for m in self.messages]
         return prompt_overhead(self.messages) + sum(tokens)
 
 
@@ -134,7 +134,7 @@ def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], p
     rule = make(messages)
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
     overhead = prompt_overhead(messages)
-    estimates = [estimate_message_tokens(m) for m in messages]
+    estimates = [message_prompt_tokens(m) for m in messages]
     accountants = [CacheAccountant(estimates, overhead) for _ in pricings]
     walk = RecordedWalk(messages, recover, accountants)
     without = with_ = 0

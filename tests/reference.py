@@ -91,8 +91,8 @@ def _chars(value: Any) -> int:
 
 
 def _output_tokens(value: Any) -> int:
-    """A tool output's tokens: a string at 3.5 characters per token, anything else as JSON (2), rounded up."""
-    return -(-_chars(value) * 2 // 7) if isinstance(value, str) else -(-_chars(value) // 2)
+    """A tool output's tokens: a string at 3 characters per token, anything else as JSON (3.5), rounded up."""
+    return -(-_chars(value) // 3) if isinstance(value, str) else -(-_chars(value) * 2 // 7)
 
 
 def _number(value: Any) -> int | None:

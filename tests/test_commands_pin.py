@@ -26,7 +26,7 @@ from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
 
-KB = "x" * 2000  # ~572 tokens as a tool output (chars / 3.5)
+KB = "x" * 2000  # ~667 tokens as a tool output (chars / 3)
 # Masking from 1,000 tokens on, keeping nothing: every output but a pinned one is masked.
 MASK = {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepTurns": 0, "keepCalls": 0}}
 
@@ -205,8 +205,8 @@ def test_pin_without_ids_lists_the_pinned_outputs_by_id_tool_and_argument() -> N
     lines = command(runtime, messages, "pin").splitlines()
     assert lines[:4] == [
         "dcp pin: 2 pinned outputs in this session (nothing prunes them):",
-        f"  {a}  read src/a.py  ~572 tokens, pinned",
-        f"  {c}  read src/c.py  ~572 tokens, pinned",
+        f"  {a}  read src/a.py  ~667 tokens, pinned",
+        f"  {c}  read src/c.py  ~667 tokens, pinned",
         "Unpin with /dcp unpin <id>.",
     ]
 
@@ -217,7 +217,7 @@ def test_pin_without_ids_shows_the_newest_outputs_ids_when_nothing_is_pinned() -
     lines = command(runtime, messages, "pin").splitlines()
     assert lines[0] == "dcp pin: no outputs are pinned in this session."
     assert lines[1] == "Newest tool outputs (pin one with /dcp pin <id>):"
-    assert lines[2] == f"  {ident(messages[1])}  read src/a.py  ~572 tokens, pruned (maskOldOutputs)"
+    assert lines[2] == f"  {ident(messages[1])}  read src/a.py  ~667 tokens, pruned (maskOldOutputs)"
 
 
 def test_unpin_without_ids_says_how_to_use_it() -> None:

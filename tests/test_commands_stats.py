@@ -17,7 +17,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 # Placeholders name their call's id, which is as long for every call.
-DEDUP_SAVED = math.ceil(400 / 3.5) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3.5)  # outputs: chars/3.5
+DEDUP_SAVED = math.ceil(400 / 3) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3)  # outputs: chars/3
 
 
 def session(sid: str) -> list[dict[str, Any]]:
@@ -50,9 +50,9 @@ def _own(message: dict[str, Any], sid: str) -> dict[str, Any]:
     return message
 
 
-PURGE_SAVED = math.ceil(len('{"command":"' + "y" * 200 + '"}') / 2) - math.ceil(
-    len('{"command":"' + named(FAILED_INPUT_PLACEHOLDER, "any call") + '"}') / 2
-)
+PURGE_SAVED = math.ceil(len('{"command":"' + "y" * 200 + '"}') * 2 / 7) - math.ceil(
+    len('{"command":"' + named(FAILED_INPUT_PLACEHOLDER, "any call") + '"}') * 2 / 7
+)  # inputs: chars/3.5
 
 
 def make_runtime(tmp_path: Path) -> Runtime:
@@ -179,5 +179,5 @@ def test_the_readme_figure_for_the_plugins_own_text_with_the_default_tools() -> 
     tools = make_config().tools
     total = plugin_text(system_text(tools), definitions(tools)).total
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert "about 1,150 tokens\n  with the defaults" in readme or "about 1,150 tokens with the defaults" in readme
-    assert abs(total - 1_150) <= 50, total
+    assert "about 750 tokens\n  with the defaults" in readme or "about 750 tokens with the defaults" in readme
+    assert abs(total - 750) <= 50, total

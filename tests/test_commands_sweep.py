@@ -16,8 +16,8 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEH
 
 
 def saved(output_chars: int) -> int:
-    """Tokens a sweep removes from one output: chars/3.5, rounded up, minus the placeholder's (ids are as long for every call)."""
-    return math.ceil(output_chars / 3.5) - math.ceil(len(named(SWEPT_PLACEHOLDER, "any call")) / 3.5)
+    """Tokens a sweep removes from one output: chars/3, rounded up, minus the placeholder's (ids are as long for every call)."""
+    return math.ceil(output_chars / 3) - math.ceil(len(named(SWEPT_PLACEHOLDER, "any call")) / 3)
 
 
 def session() -> list[dict[str, Any]]:

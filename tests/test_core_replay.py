@@ -14,7 +14,7 @@ import pytest
 from helpers import hook_transform, make_config
 
 from dcp_plugin.cli.main import main
-from dcp_plugin.model.tokens import estimate_content_tokens
+from dcp_plugin.model.tokens import estimate_content_tokens, message_prompt_tokens
 from dcp_plugin.replay.engine import replay, request_points
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import example_session_path, load_session, parse_session
@@ -81,7 +81,7 @@ def test_replay_tokens_without_plugin_match_the_estimate_of_each_prefix(shipped_
     _, messages = load_session(example_session_path())
     report = shipped_report
     for row in report["per_request"][::37]:
-        assert row["tokens_without"] == estimate_content_tokens(messages[: row["messages"]])
+        assert row["tokens_without"] == sum(message_prompt_tokens(m) for m in messages[: row["messages"]])
 
 
 def test_replay_last_request_with_plugin_matches_a_single_transform(shipped_report):
@@ -95,7 +95,9 @@ def test_replay_last_request_with_plugin_matches_a_single_transform(shipped_repo
     outgoing = copy.deepcopy(messages[: last["messages"]])
     # The default config, as the replay reads it: the scheduler's choices are part of the result.
     hook_transform(Runtime("/home/dev/project", StaticConfig()), {}, {"messages": outgoing})
-    assert last["tokens_with"] == estimate_content_tokens(outgoing)
+    # What the placeholders removed, by the fixed ratios, off what the messages cost unpruned.
+    removed = estimate_content_tokens(messages[: last["messages"]]) - estimate_content_tokens(outgoing)
+    assert last["tokens_with"] == last["tokens_without"] - removed
 
 
 def test_replay_with_config_file_turns_on_supersede(capsys, tmp_path):

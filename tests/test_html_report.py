@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,12 @@ from dcp_plugin.cli.html_report import (
 )
 from dcp_plugin.cli.main import main
 from dcp_plugin.cli.svg_chart import MAX_POINTS, sample_indices
+from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.anchors import AnchorTotals, LostAnchor
 from dcp_plugin.replay.engine import ReplayReport, RequestRow, replay
 from dcp_plugin.replay.pricing import ReplayTotals
 from dcp_plugin.replay.sessionfile import example_session_path, load_session
+from dcp_plugin.replay.simulate import generate_session
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples" / "sessions").glob("*.json"))
 
@@ -146,27 +149,18 @@ def test_lost_anchor_is_listed_with_the_strategy_that_hid_it():
     assert "forced re-read" not in html
 
 
-class WithRecovery(ReplayReport):
-    """A replay result carrying the recovery figures another part of the replay adds."""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
-        data["forced_rereads"] = 1
-        data["net_after_recovery"] = 1234.0
-        for lost in data["anchors"]["lost_anchors"]:
-            lost["forced_reread"] = "read src/a.py"
-        return data
-
-
 def test_recovery_figures_are_shown_when_the_replay_has_them():
-    lost = LostAnchor(7, (3, 0), "deduplication", "x" * 30)
-    anchors = AnchorTotals(anchors=1, sourced=1, lost=1, lost_by={"deduplication": 1}, lost_anchors=[lost])
-    base = synthetic(rows(3), anchors)
-    report = WithRecovery(**{name: getattr(base, name) for name in base.__dataclass_fields__})
+    messages = generate_session(160, seed=3)["messages"]
+    config = DcpConfig.model_validate(
+        {"strategies": {"maskOldOutputs": {"trigger": 1000, "keepTokens": 0, "keepCalls": 0}}})
+    report = replay(messages, "/home/dev/project", config, pricing="anthropic", recovery=True)
     figures = recovery_figures(report)
-    assert figures is not None and figures.forced_rereads == 1 and figures.rereads == {7: "read src/a.py"}
+    assert figures is not None and figures.forced_rereads == report.recovery.count > 0
     html = page_html([SessionPage("s", report)])
-    assert "forced re-read" in html and "read src/a.py" in html and "net after recovery 1,234" in html
+    assert escape(report.recovery_sentence() or "") in html
+    lost = {anchor.edit_message for anchor in report.anchors.lost_anchors}
+    shown = [label for edit, label in figures.rereads.items() if edit in lost]
+    assert shown and all(label.startswith("read (message ") and label in html for label in shown)
 
 
 def test_no_recovery_figures_without_them_in_the_replay(example_report):

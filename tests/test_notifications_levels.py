@@ -17,7 +17,7 @@ from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 # Any call's id has the same length: what the placeholder of the first read costs.
-SAVED = math.ceil(400 / 3.5) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3.5)  # outputs: chars/3.5
+SAVED = math.ceil(400 / 3) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3)  # outputs: chars/3
 
 
 def record(call_id: str, reason: str, tokens: int, tool: str = "read") -> Decision:

@@ -14,7 +14,7 @@ from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies.mask_old_outputs import placeholder
 
-KB = "x" * 3500  # 1,000 tokens as a tool output (chars / 3.5)
+KB = "x" * 3000  # 1,000 tokens as a tool output (chars / 3)
 
 
 def read(name: str, output: str = KB, **kw: Any) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def test_above_the_trigger_outputs_older_than_the_newest_kept_tokens_are_masked(
 
 
 def test_the_placeholder_names_the_tool_its_argument_and_the_size_removed():
-    messages = [user(), read("app.py", "y" * 6440), read("b.py"), answer()]
+    messages = [user(), read("app.py", "y" * 5520), read("b.py"), answer()]
     assert outputs(messages, mask(keep_tokens=1))[0] == named(
         "[dcp: old output of read src/app.py cleared (1,840 tokens) - repeat the call if you need it]", messages[1]
     )
@@ -218,7 +218,7 @@ def test_outputs_of_other_tools_are_not_held_by_the_working_set():
 def autonomous_rereads(rounds: int = 5, files: int = 8, tokens: int = 3600) -> list[dict[str, Any]]:
     """One user message, then the same files read round after round, a second apart (the cache stays warm)."""
     clock = 1_790_000_000_000
-    reads = [read(f"m{i}.py", "y" * int(tokens * 3.5)) for _ in range(rounds) for i in range(files)]
+    reads = [read(f"m{i}.py", "y" * int(tokens * 3)) for _ in range(rounds) for i in range(files)]
     messages = [user(), *reads, answer()]
     for i, message in enumerate(messages):
         message["info"]["time"] = {"created": clock + 1000 * i}
@@ -276,7 +276,7 @@ def test_a_shell_command_that_prints_a_file_is_held_like_a_read():
 
 
 def test_an_output_whose_masking_would_leave_less_than_keep_tokens_is_passed_over_and_newer_ones_still_go():
-    messages = [user(), read("big.py", KB * 3), read("s1.py", KB[:1750]), read("s2.py", KB[:1750]), answer()]
+    messages = [user(), read("big.py", KB * 3), read("s1.py", KB[:1500]), read("s2.py", KB[:1500]), answer()]
     # 4,000 tokens, 2,500 kept: masking big.py would leave 1,000, so it stays; then each small read can
     # go with big.py's 3,000 still whole.
     assert outputs(messages, mask(keep_tokens=2500)) == [
@@ -304,9 +304,9 @@ def test_at_least_keep_tokens_of_what_it_holds_stay_and_none_of_them_could_go_wi
     calls: list[tuple[str, int]], keep: int, of: str
 ) -> None:
     # Window mode masks at every request once the first 3,500-token read reached the trigger.
-    messages = [user(), read("first.py", KB * 3 + KB[:1750])]
+    messages = [user(), read("first.py", KB * 3 + KB[:1500])]
     # 10 tokens a unit: every output outweighs its placeholder.
-    messages += [KINDS[kind](i, "y" * (35 * size)) for i, (kind, size) in enumerate(calls)]
+    messages += [KINDS[kind](i, "y" * (30 * size)) for i, (kind, size) in enumerate(calls)]
     messages.append(answer())
     out = outputs(messages, mask(trigger=3000, keep_tokens=keep, mode="window", keepTokensOf=of))
     held = [of == "all" or kind in ("read", "cat") for kind in ["read"] + [kind for kind, _ in calls]]

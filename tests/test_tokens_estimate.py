@@ -22,6 +22,7 @@ from dcp_plugin.model.tokens import (
     estimate_text_tokens,
     json_chars,
     last_reported_prompt_tokens,
+    message_prompt_tokens,
     reported_usage,
 )
 
@@ -57,35 +58,36 @@ def test_reasoning_part_uses_the_text_ratio() -> None:
     assert estimate_part_tokens({"type": "reasoning", "text": "x" * 80}) == 20
 
 
-def test_json_is_two_characters_per_token() -> None:
-    assert estimate_json_tokens("y" * 100) == 50
+def test_json_is_three_and_a_half_characters_per_token() -> None:
+    assert estimate_json_tokens("y" * 700) == 200
+    assert estimate_json_tokens("y" * 701) == 201
     assert json_chars({"a": 1}) == len('{"a":1}')
-    assert estimate_json_tokens({"a": 1}) == 4
+    assert estimate_json_tokens({"a": 1}) == 2
 
 
 def test_function_call_input_counts_as_json() -> None:
     call = tool({"filePath": "/p/a.py"}, status="pending")
-    assert estimate_part_tokens(call) == -(-len('{"filePath":"/p/a.py"}') // 2)
+    assert estimate_part_tokens(call) == -(-len('{"filePath":"/p/a.py"}') * 2 // 7)
 
 
-def test_a_text_output_counts_three_and_a_half_characters_per_token() -> None:
+def test_a_text_output_counts_three_characters_per_token() -> None:
     call = tool({}, output="z" * 700)
-    assert estimate_part_tokens(call) == 1 + 200  # "{}" is 2 chars -> 1 token
+    assert estimate_part_tokens(call) == 1 + 234  # "{}" is 2 chars -> 1 token; 700 / 3 rounded up
 
 
 def test_a_structured_output_counts_as_json() -> None:
     call = tool({}, output={"rows": ["a" * 50]})
-    assert estimate_part_tokens(call) == 1 + -(-len('{"rows":["' + "a" * 50 + '"]}') // 2)
+    assert estimate_part_tokens(call) == 1 + -(-len('{"rows":["' + "a" * 50 + '"]}') * 2 // 7)
 
 
 def test_a_tool_error_counts_like_an_output() -> None:
     call = tool({}, output="e" * 35, status="error")
-    assert estimate_part_tokens(call) == 1 + 10
+    assert estimate_part_tokens(call) == 1 + 12
 
 
 def test_output_the_host_already_compacted_counts_as_its_placeholder() -> None:
     call = tool({}, output="z" * 10_000, time={"compacted": 123})
-    assert estimate_part_tokens(call) == 1 + -(-len(COMPACTED_OUTPUT_TEXT) * 2 // 7)
+    assert estimate_part_tokens(call) == 1 + -(-len(COMPACTED_OUTPUT_TEXT) // 3)
 
 
 def test_image_uses_the_fixed_estimate_default_1600() -> None:
@@ -112,8 +114,24 @@ def test_bookkeeping_parts_count_nothing() -> None:
 
 def test_message_and_content_totals_add_parts() -> None:
     msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 21))
-    assert estimate_message_tokens(msg) == 10 + 1 + 6
-    assert estimate_content_tokens([msg, user("u" * 8)]) == 17 + 2
+    assert estimate_message_tokens(msg) == 10 + 1 + 7
+    assert estimate_content_tokens([msg, user("u" * 8)]) == 18 + 2
+
+
+def test_a_step_counts_at_least_the_output_it_reported_in_later_prompts() -> None:
+    # 40 chars of text and a 2-char input: 11 tokens by characters; the step reported 300 output tokens.
+    msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 21), tokens={"input": 5, "output": 300})
+    assert message_prompt_tokens(msg) == 300 + 7
+
+
+def test_a_step_reporting_less_than_its_characters_counts_its_characters() -> None:
+    msg = assistant({"type": "text", "text": "x" * 400}, tokens={"input": 5, "output": 20, "reasoning": 30})
+    assert message_prompt_tokens(msg) == 100
+
+
+def test_a_message_without_usage_counts_its_estimate_in_later_prompts() -> None:
+    msg = assistant({"type": "text", "text": "x" * 40}, tool({}, output="o" * 21))
+    assert message_prompt_tokens(msg) == estimate_message_tokens(msg)
 
 
 def test_main_path_adds_the_new_message_to_the_reported_prompt() -> None:

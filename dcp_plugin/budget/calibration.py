@@ -44,7 +44,7 @@ class Calibration:
     ``reported new tokens ≈ a·text_estimate + b·json_estimate``, where the
     reported new tokens of a step are its prompt minus the previous step's prompt
     and output. ``a`` and ``b`` are multipliers on the fixed-ratio estimates, so the
-    learned characters per token are 4/a for text and 3.5/b for tool outputs.
+    learned characters per token are 4/a for text and 3/b for tool outputs (3.5/b for tool inputs).
     """
 
     model_id: str | None = None

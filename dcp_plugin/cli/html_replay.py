@@ -40,7 +40,7 @@ def session_page(
     host = plugin_host(directory, with_pricing(base, pricing))
     if store is not None:
         host[1].use_store(store)
-    report = replay(messages, directory, progress=progress, host=host)
+    report = replay(messages, directory, progress=progress, host=host, recovery=True)
     breakdown = context_breakdown(host[1], report.session, messages, latest_model(messages) or ModelRef())
     curves = peer_curves(title, messages, directory, report.pricing) if peers else []
     return SessionPage(title, report, breakdown.largest, curves)

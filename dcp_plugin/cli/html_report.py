@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from itertools import accumulate
-from typing import Any
 
 from dcp_plugin.cli.explain import GLOSSARY, why_cost_differs, worst_request
 from dcp_plugin.cli.svg_chart import Markers, Series, legend, line_chart
@@ -49,30 +48,15 @@ class Recovery:
     """The replay's recovery figures: edits that forced a re-read of hidden text, and the net saving after them."""
 
     forced_rereads: int | None
-    net_after_recovery: float | None  # cost units saved once the re-reads are paid for
+    net_after_recovery: float | None  # net cost saved in percent once the re-reads are paid for
     rereads: dict[int, str]  # edit message -> the forced re-read of its anchor
 
 
 def recovery_figures(report: ReplayReport) -> Recovery | None:
-    """The recovery figures of a replay when its result carries them, else None.
-
-    The one place the report reads them: ``forced_rereads`` and ``net_after_recovery`` at the
-    top of the replay's JSON, in its ``cost`` section or in a ``recovery`` section, and
-    ``forced_reread`` on each lost anchor. Replays without those fields show no recovery.
-    """
-    data = report.to_dict()
-    places: list[dict[str, Any]] = [data, data.get("cost") or {}, data.get("recovery") or {}]
-    rereads_count = next((p["forced_rereads"] for p in places if p.get("forced_rereads") is not None), None)
-    net = next((p["net_after_recovery"] for p in places if p.get("net_after_recovery") is not None), None)
-    rereads = {
-        int(lost["edit_message"]): str(lost["forced_reread"])
-        for lost in data["anchors"].get("lost_anchors", [])
-        if lost.get("forced_reread") is not None
-    }
-    if rereads_count is None and net is None and not rereads:
+    """The recovery figures of a replay made with forced re-reads, else None (the one place the page reads them)."""
+    if report.recovered is None:
         return None
-    count = int(rereads_count) if isinstance(rereads_count, int | float) else None
-    return Recovery(count, float(net) if isinstance(net, int | float) else None, rereads)
+    return Recovery(report.recovery.count, report.net_after_recovery_percent, report.recovery.labels())
 
 
 def mask_batches(report: ReplayReport) -> list[int]:
@@ -121,15 +105,9 @@ def summary_lines(report: ReplayReport) -> list[str]:
     worst = worst_request(report)
     lines.append(escape(worst.sentence()) if worst else "No request cost more with the plugin than without it.")
     lines.append(escape(report.anchors.sentence()))
-    recovery = recovery_figures(report)
+    recovery = report.recovery_sentence()
     if recovery is not None:
-        parts = []
-        if recovery.forced_rereads is not None:
-            parts.append(f"{recovery.forced_rereads:,} forced re-reads")
-        if recovery.net_after_recovery is not None:
-            parts.append(f"net after recovery {recovery.net_after_recovery:,.0f} cost units")
-        if parts:
-            lines.append(escape("Recovery: " + ", ".join(parts) + "."))
+        lines.append(escape(recovery))
     return lines
 
 

@@ -138,11 +138,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     show = not args.json
 
-    def again(with_config: DcpConfig, label: str) -> ReplayReport:
-        return _replay(messages, directory, with_config, args.pricing, show, label)
+    def again(with_config: DcpConfig, label: str, recovery: bool = False) -> ReplayReport:
+        return _replay(messages, directory, with_config, args.pricing, show, label, recovery)
 
-    report = again(config, "replaying")
-    compared = again(other, "replaying the comparison") if other is not None else None
+    report = again(config, "replaying", recovery=True)
+    compared = again(other, "replaying the comparison", recovery=True) if other is not None else None
     by_strategy = args.by_strategy or compared is not None
     shares = contributions(report, config, again) if by_strategy else []
     other_shares = contributions(compared, other, again) if compared is not None and other is not None else []
@@ -171,12 +171,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replay(
-    messages: list[dict[str, Any]], directory: str, config: DcpConfig, pricing: str | None, show: bool, label: str
+    messages: list[dict[str, Any]],
+    directory: str,
+    config: DcpConfig,
+    pricing: str | None,
+    show: bool,
+    label: str,
+    recovery: bool = False,
 ) -> ReplayReport:
+    """One replay (``recovery``: and the second one with forced re-reads), with progress when ``show``."""
     if not show:
-        return replay(messages, directory, config, pricing=pricing)
+        return replay(messages, directory, config, pricing=pricing, recovery=recovery)
     with ReplayProgress(label) as progress:
-        return replay(messages, directory, config, progress, pricing=pricing)
+        return replay(messages, directory, config, progress, pricing=pricing, recovery=recovery)
 
 
 def _pricing_line(report: ReplayReport) -> str:
@@ -218,6 +225,10 @@ def print_report(report: ReplayReport, title: str, rows: int, wide: bool = False
     out.print(why_cost_differs(report), highlight=False)
     out.print(report.anchors.sentence(), highlight=False)
     out.print(f"[dim]An edit anchor is {GLOSSARY['edit anchor']}.[/dim]", highlight=False)
+    recovery = report.recovery_sentence()
+    if recovery is not None:
+        out.print(recovery, highlight=False)
+    out.print(report.estimate_error.summary(), highlight=False)
     out.print(
         f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
         f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
@@ -361,7 +372,7 @@ def run_many(args: argparse.Namespace, files: list[Path]) -> int:
             print(f"dcp replay: {path}: the session has no messages, left out", file=sys.stderr)
             continue
         label = f"replaying {path.name} ({index}/{len(files)})"
-        reports.append((path.name, _replay(messages, directory, config, args.pricing, not args.json, label)))
+        reports.append((path.name, _replay(messages, directory, config, args.pricing, not args.json, label, True)))
     total = SessionsTotal.of([report for _, report in reports])
     if args.json:
         data = {"sessions": [{"file": name, **report.to_dict()} for name, report in reports], "total": total.to_dict()}
@@ -379,7 +390,7 @@ def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal
     table = Table(
         title=f"{len(reports)} sessions replayed ({pricing} pricing)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
     )
-    columns = ["session", "requests", "tokens\nsaved", "net cost\nsaved", "rewrites"]
+    columns = ["session", "requests", "tokens\nsaved", "net cost\nsaved", "after\nre-reads", "rewrites"]
     columns += ["anchors\nsourced", "anchors\nlost", "hidden by"] if wide else ["anchors\nlost"]
     for column in columns:
         left = column in ("session", "hidden by")
@@ -393,9 +404,14 @@ def print_sessions(reports: list[tuple[str, ReplayReport]], total: SessionsTotal
         "Net cost: what the sessions cost without the plugin minus with it, prompt caching included, as a share "
         f"of the cost without it. Rewrites: requests where a placeholder changed a part already sent. An edit "
         f"anchor is {GLOSSARY['edit anchor']}; it is lost when every place the request held it was a placeholder"
-        + ("." if wide else " (--wide: which strategy hid them)."),
+        + ("." if wide else " (--wide: which strategy hid them).")
+        + " After re-reads: the net cost when the agent reads again what each lost anchor needed.",
         highlight=False,
     )
+    recovery = total.recovery_sentence()
+    if recovery is not None:
+        out.print(recovery, highlight=False)
+    out.print(total.estimate_error.summary(), highlight=False)
 
 
 def _session_cells(total: SessionsTotal, wide: bool) -> list[str]:
@@ -404,6 +420,7 @@ def _session_cells(total: SessionsTotal, wide: bool) -> list[str]:
         f"{total.costs.requests:,}",
         f"{total.tokens_saved_percent:.1f} %",
         f"{total.costs.net_percent or 0.0:+.1f} %",
+        f"{after:+.1f} %" if (after := total.net_after_recovery_percent) is not None else "-",
         f"{total.costs.prefix_breaks:,}",
     ]
     lost = f"{anchors.lost:,} ({anchors.lost_percent:.1f} %)"

@@ -13,7 +13,12 @@ from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.host.store import Stats
 from dcp_plugin.model.messages import call_id_of, info_of, parts_of
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, estimate_part_tokens, last_reported_prompt_tokens
+from dcp_plugin.model.tokens import (
+    DEFAULT_IMAGE_TOKENS,
+    RATIOS_NOTE,
+    estimate_part_tokens,
+    last_reported_prompt_tokens,
+)
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
@@ -21,9 +26,7 @@ from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20
-ESTIMATE_NOTE = (
-    "Token counts are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5, images a fixed amount)"
-)
+ESTIMATE_NOTE = f"Token counts are estimates ({RATIOS_NOTE}, images a fixed amount)"
 LARGEST = 5
 
 

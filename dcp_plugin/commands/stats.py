@@ -6,6 +6,7 @@ from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.host.store import Stats
+from dcp_plugin.model.tokens import RATIOS_NOTE
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
@@ -66,5 +67,5 @@ def render_text(
         lines += stats_lines(f"All time ({plural(all_time.sessions, 'session')})", all_time)
     if note:
         lines += ["", note]
-    lines += ["", "Tokens are estimates (text chars/4, tool inputs chars/2, tool outputs chars/3.5)."]
+    lines += ["", f"Tokens are estimates ({RATIOS_NOTE})."]
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Token estimation for the host's {info, parts} messages: text chars/4, JSON chars/2, tool outputs chars/3.5."""
+"""Token estimation for the host's {info, parts} messages: text chars/4, tool inputs chars/3.5, tool outputs chars/3."""
 
 from __future__ import annotations
 
@@ -8,12 +8,18 @@ from typing import Any, NamedTuple
 from dcp_plugin.model.jsontext import CompactJson
 from dcp_plugin.model.messages import is_mapping
 
+# Fitted on recorded sessions against the provider-reported prompt sizes (least squares over whole
+# prompts, one intercept per uninterrupted stretch of history, leave-one-session-out checked; see
+# README "Token estimates"): tool outputs 3.08 characters per token (2.95-3.19 leaving any one
+# session out), user text 3.3 and the model's own text 3.5-4.5, tool inputs (the model's edits and
+# commands, as JSON) 3.1-3.7. Rounded, and kept as exact fractions so every estimate stays an integer.
 CHARS_PER_TOKEN_TEXT = 4
-CHARS_PER_TOKEN_JSON = 2
-# Tool outputs are mostly file contents, code and command output: on recorded OpenCode sessions
-# a large output cost 3.3-3.9 characters per reported token, so chars/2 counted them about twice.
-# 3.5 (as the exact fraction 2/7, to stay in integers) still errs on the early side.
-OUTPUT_TOKENS_PER_CHAR = (2, 7)
+# Tool inputs, and any other structured value, as compact JSON: 3.5 characters per token (2/7).
+JSON_TOKENS_PER_CHAR = (2, 7)
+# Tool outputs (file contents, code, command output) as sent: 3 characters per token.
+OUTPUT_TOKENS_PER_CHAR = (1, 3)
+# How the fixed ratios read wherever a figure says it is an estimate.
+RATIOS_NOTE = "text chars/4, tool inputs chars/3.5, tool outputs chars/3"
 DEFAULT_IMAGE_TOKENS = 1600
 
 # What OpenCode sends in place of a tool output it has compacted itself.
@@ -30,7 +36,7 @@ _INLINED_FILE_MIMES = ("text/plain", "application/x-directory")
 class ContentEstimate(NamedTuple):
     """Fixed-ratio token estimates of some content, kept apart by kind.
 
-    ``text`` (chars/4) and ``json`` (tool inputs chars/2, outputs chars/3.5) come from characters and can be
+    ``text`` (chars/4) and ``json`` (tool inputs chars/3.5, outputs chars/3) come from characters and can be
     rescaled by calibration; ``media`` is the fixed per-image/document estimate and
     is never rescaled.
     """
@@ -88,17 +94,21 @@ def json_chars(value: Any) -> int:
         return len(str(value))
 
 
+def _ratio_tokens(chars: int, ratio: tuple[int, int]) -> int:
+    num, den = ratio
+    return -(-chars * num // den)
+
+
 def estimate_json_tokens(value: Any) -> int:
-    """Tokens of structured data (tool inputs and outputs): one per two characters."""
-    return -(-json_chars(value) // CHARS_PER_TOKEN_JSON)
+    """Tokens of structured data (tool inputs, non-string outputs): chars/3.5, rounded up."""
+    return _ratio_tokens(json_chars(value), JSON_TOKENS_PER_CHAR)
 
 
 def estimate_output_tokens(value: Any) -> int:
-    """Tokens of a tool's output or error: a string at chars/3.5, anything else as JSON (chars/2)."""
+    """Tokens of a tool's output or error: a string at chars/3, anything else as JSON (chars/3.5)."""
     if not isinstance(value, str):
         return estimate_json_tokens(value)
-    num, den = OUTPUT_TOKENS_PER_CHAR
-    return -(-len(value) * num // den)
+    return _ratio_tokens(len(value), OUTPUT_TOKENS_PER_CHAR)
 
 
 def _tool_output(state: Mapping[str, Any]) -> Any:
@@ -215,6 +225,24 @@ def estimate_message_tokens(message: Mapping[str, Any], image_tokens: int = DEFA
     """Estimated tokens of one {info, parts} message."""
     model, incoming = estimate_message_split(message, image_tokens)
     return model.total + incoming.total
+
+
+def message_prompt_tokens(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
+    """Tokens one message adds to every later prompt, for the replay's accounting.
+
+    The fixed-ratio estimate, except that a step which reported its own usage counts at least
+    the output and reasoning tokens it reported for what it wrote: on recorded sessions a step
+    added to the next prompts about 300 tokens its stored parts do not show (thinking the
+    host does not keep, tool-call framing), so characters alone fell 15-20 % short of the
+    reported prompts.
+    """
+    return split_prompt_tokens(estimate_message_split(message, image_tokens), reported_usage(message))
+
+
+def split_prompt_tokens(split: Split, usage: ReportedUsage | None) -> int:
+    """:func:`message_prompt_tokens` of a message already estimated (``split``) with its reported usage."""
+    model, incoming = split
+    return max(model.total, usage.carried if usage is not None else 0) + incoming.total
 
 
 def estimate_content_tokens(messages: Iterable[dict[str, Any]], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:

@@ -14,7 +14,7 @@ from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
 from dcp_plugin.model.refs import ModelRef, model_ref
-from dcp_plugin.model.tokens import estimate_message_split, reported_usage
+from dcp_plugin.model.tokens import estimate_message_split, reported_usage, split_prompt_tokens
 from dcp_plugin.pipeline.scheduler import Scheduler
 
 
@@ -63,12 +63,12 @@ class Timeline:
         scheduler = self.scheduler
         ref = model_ref(info_of(message))
         if index == scheduler.messages:
-            if scheduler.overhead == 0 and is_assistant(message):
-                usage = reported_usage(message)
-                if usage is not None:
-                    scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
+            usage = reported_usage(message) if is_assistant(message) else None
+            if scheduler.overhead == 0 and usage is not None:
+                scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
             split = estimate_message_split(message, self.image_tokens)
-            stored = split[0].total + split[1].total
+            # Counted as the replay prices it: a step at least at the output it reported.
+            stored = split_prompt_tokens(split, usage)
             scheduler.add_message(stored)
             self.meter.add_message(stored)
             if index == self.walked_from + len(self.walked):

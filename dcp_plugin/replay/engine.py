@@ -18,11 +18,12 @@ from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.model.messages import info_of, session_id_of
 from dcp_plugin.model.refs import ModelRef
-from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
+from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.replay.anchors import AnchorTotals
+from dcp_plugin.replay.estimate_error import EstimateError
 from dcp_plugin.replay.pricing import CacheAccountant, PatchKey, ReplayTotals, SentRequest
 from dcp_plugin.replay.recovery import RecordedWalk, RecoveryTotals, net_after_recovery
 from dcp_plugin.replay.requests import ImpliedRequest as ImpliedRequest
@@ -48,6 +49,8 @@ class RequestRow:
     prefix_break: bool = False
     rewritten: int = 0
     saved_by: dict[str, int] = field(default_factory=dict)  # tokens each strategy's placeholders removed from it
+    # The prompt its answer reported (None: no usage, or the report the overhead was learned from).
+    reported_prompt: int | None = None
 
 
 @dataclass
@@ -73,6 +76,12 @@ class ReplayReport:
         """Net cost saved once every lost anchor was paid for by a re-read, against the same no-plugin cost."""
         return net_after_recovery(self.costs, self.recovered)
 
+    def recovery_sentence(self) -> str | None:
+        """What the forced re-reads came to, in one sentence (None without that replay)."""
+        if self.recovered is None:
+            return None
+        return self.recovery.sentence(self.costs.net_percent, self.net_after_recovery_percent)
+
     @property
     def total_without(self) -> int:
         return sum(r.tokens_without for r in self.requests)
@@ -80,6 +89,11 @@ class ReplayReport:
     @property
     def total_with(self) -> int:
         return sum(r.tokens_with for r in self.requests)
+
+    @property
+    def estimate_error(self) -> EstimateError:
+        """The estimator's error per request (see :data:`estimate_error.DEFINITION`)."""
+        return EstimateError.of((self.overhead + r.tokens_without, r.reported_prompt) for r in self.requests)
 
     def timing(self) -> dict[str, float]:
         """Median, p95 and max milliseconds per request."""
@@ -136,6 +150,7 @@ class ReplayReport:
             "tokens_saved": saved,
             "tokens_saved_percent": round(100 * saved / self.total_without, 2) if self.total_without else 0.0,
             "cost": self.cost_dict(),
+            "estimate_error": self.estimate_error.to_dict(),
             "anchors": self.anchors.to_dict(details=True),
             **({"recovery": self.recovery.to_dict(details=True)} if self.recovered is not None else {}),
             "timing": self.timing(),
@@ -154,6 +169,7 @@ class SessionsTotal:
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
     recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
     recovered: ReplayTotals | None = None  # with forced re-reads, when every report has that replay
+    estimate_error: EstimateError = field(default_factory=EstimateError)
 
     @classmethod
     def of(cls, reports: Sequence[ReplayReport]) -> SessionsTotal:
@@ -169,11 +185,18 @@ class SessionsTotal:
             total.recovery.add(report.recovery)
             if total.recovered is not None and report.recovered is not None:
                 total.recovered.merge(report.recovered)
+            total.estimate_error = total.estimate_error.plus(report.estimate_error)
         return total
 
     @property
     def net_after_recovery_percent(self) -> float | None:
         return net_after_recovery(self.costs, self.recovered)
+
+    def recovery_sentence(self) -> str | None:
+        """The forced re-reads of every session in one sentence (None unless each was replayed with them)."""
+        if self.recovered is None:
+            return None
+        return self.recovery.sentence(self.costs.net_percent, self.net_after_recovery_percent)
 
     @property
     def tokens_saved_percent(self) -> float:
@@ -192,6 +215,7 @@ class SessionsTotal:
             "cost_with_plugin": round(costs.cost_with, 1),
             "net_saved_percent": round(costs.net_percent or 0.0, 2),
             "prefix_breaks_by_plugin": costs.prefix_breaks,
+            "estimate_error": self.estimate_error.to_dict(),
             "anchors": self.anchors.to_dict(),
             **self.recovery_dict(),
         }
@@ -251,8 +275,43 @@ def prompt_overhead(messages: Sequence[Any]) -> int:
         usage = reported_usage(message) if info_of(message).get("role") == "assistant" else None
         if usage is not None:
             return max(0, usage.prompt - before)
-        before += estimate_message_tokens(message)
+        before += message_prompt_tokens(message)
     return 0
+
+
+def reported_prompts(messages: Sequence[Any], requests: Sequence[ImpliedRequest]) -> list[int | None]:
+    """Per request, the prompt its answer reported, to score the estimate by.
+
+    None where the answer reports nothing, and for the first report: :func:`prompt_overhead`
+    was learned from it, so the estimate matches it by construction.
+    """
+    reported: list[int | None] = []
+    seen_first = False
+    for request in requests:
+        usage = reported_usage(messages[request.end]) if request.end < len(messages) else None
+        if usage is not None and not seen_first:
+            seen_first = True
+            usage = None
+        reported.append(usage.prompt if usage is not None else None)
+    return reported
+
+
+def session_estimates(messages: Sequence[Any]) -> list[tuple[ImpliedRequest, int, int | None]]:
+    """Per request of a session: the estimate `dcp replay` scores, and the reported prompt to score it by.
+
+    The estimate does not depend on what the plugin prunes: it is the prompt without it.
+    """
+    accountant = CacheAccountant([message_prompt_tokens(m) for m in messages], prompt_overhead(messages))
+    requests = list(implied_requests(messages))
+    return [
+        (r, accountant.overhead + accountant.tokens(r.begin, r.end), reported)
+        for r, reported in zip(requests, reported_prompts(messages, requests), strict=True)
+    ]
+
+
+def session_estimate_error(messages: Sequence[Any]) -> EstimateError:
+    """The estimator's error per request of a session, as `dcp replay` reports it, without running the plugin."""
+    return EstimateError.of((estimate, reported) for _, estimate, reported in session_estimates(messages))
 
 
 def replay(
@@ -277,9 +336,11 @@ def replay(
         base = config if config is not None else Runtime(directory).config()
         config = with_pricing(base, pricing)
         host = plugin_host(directory, config)
-    report = _replay_once(messages, directory, host, progress, recover=False)
+    first = progress if progress is None or not recovery else _share(progress, 0)
+    report = _replay_once(messages, directory, host, first, recover=False)
     if recovery:
-        again = _replay_once(messages, directory, plugin_host(directory, host[1].config()), progress, recover=True)
+        second = progress if progress is None else _share(progress, len(report.requests))
+        again = _replay_once(messages, directory, plugin_host(directory, host[1].config()), second, recover=True)
         report.recovery = again.recovery
         report.recovered = again.costs
     return report
@@ -304,7 +365,7 @@ def _replay_once(
     pristine = list(messages)
     working = [_working_copy(m) for m in messages]
     overhead = prompt_overhead(messages)
-    accountant = CacheAccountant([estimate_message_tokens(m) for m in messages], overhead)
+    accountant = CacheAccountant([message_prompt_tokens(m) for m in messages], overhead)
     walk = RecordedWalk(pristine, recover, [accountant])
     report = ReplayReport(
         session=session,
@@ -318,8 +379,12 @@ def _replay_once(
         recovery=walk.recovery,
     )
     hook = pm.hook.chat_messages_transform
+    seen_report = False  # the first report taught the overhead: it scores nothing
     for request in walk:
         begin, end = request.begin, request.end
+        usage = reported_usage(pristine[end]) if end < len(pristine) else None
+        reported_prompt = usage.prompt if usage is not None and seen_report else None
+        seen_report = seen_report or usage is not None
         if len(working) < len(pristine):  # the walk put a re-read in at the end of the last request
             working.insert(end - 1, _working_copy(pristine[end - 1]))
         outgoing = working[begin:end]
@@ -370,6 +435,7 @@ def _replay_once(
                 cost.broke_prefix,
                 cost.rewritten,
                 saved_by,
+                reported_prompt,
             )
         )
         if progress:
@@ -380,6 +446,16 @@ def _replay_once(
         count, tokens = totals.get(name, (0, 0))
         report.pruned[name] = count
         report.saved_final[name] = tokens
+    return report
+
+
+def _share(progress: Callable[[int, int], None], done_before: int) -> Callable[[int, int], None]:
+    """Progress of one of a replay's two passes, on a scale of both (each as long as the first)."""
+
+    def report(done: int, total: int) -> None:
+        length = done_before or total
+        progress(done_before + min(done, length), 2 * length)
+
     return report
 
 

@@ -4,9 +4,9 @@ Independent of the plugin's own scheduler: it looks only at what each request se
 request reads from the cache the longest prefix it shares with the previous request, as long
 as the cache is warm (the gap since the previous request is within the pricing's TTL, the
 model is the same, and the history was not replaced by a compaction); the rest is processed
-(and on Anthropic written) again. Token counts are the plugin's estimates (text chars/4, JSON
-chars/2) plus the fixed prompt overhead (system prompt, tool definitions) learned from the
-first provider-reported usage.
+(and on Anthropic written) again. Token counts are the plugin's estimates (the fixed ratios of
+``dcp_plugin.model.tokens``; a step counts at least the output it reported) plus the fixed prompt
+overhead (system prompt, tool definitions) learned from the first provider-reported usage.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dcp_plugin.model.messages import info_of, parts_of
-from dcp_plugin.model.tokens import estimate_message_tokens
+from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.pipeline.strategies.file_views import shows_file
 from dcp_plugin.replay.anchors import AnchorIndex, AnchorTotals, Location, LostAnchor
 from dcp_plugin.replay.pricing import PatchKey, ReplayTotals
@@ -85,6 +85,28 @@ class RecoveryTotals:
         self.unrecovered += other.unrecovered
         self.extra_requests += other.extra_requests
 
+    def labels(self) -> dict[int, str]:
+        """Edit message (recorded numbering) -> what was read again before it: `read (message 12)`."""
+        out: dict[int, list[str]] = {}
+        for reread in self.rereads:
+            out.setdefault(reread.edit_message, []).append(f"{reread.tool} (message {reread.repeated[0]})")
+        return {edit: ", ".join(calls) for edit, calls in out.items()}
+
+    def sentence(self, net: float | None, after: float | None) -> str:
+        """`Forced re-reads: 3 (...); net cost saved after them +18.2 % (+19.0 % before).`, from the two replays' nets."""
+        text = (
+            f"Forced re-reads: {self.count:,} (before an edit whose text a placeholder hid, the agent reads it again: "
+            f"{self.tokens:,} tokens, {_count(self.extra_requests, 'more request')}"
+        )
+        if self.unrecovered:
+            text += f"; {_count(self.unrecovered, 'hidden text')} no earlier output held"
+        text += ")"
+        if after is not None:
+            text += f"; net cost saved after them {after:+.1f} %"
+            if net is not None:
+                text += f" ({net:+.1f} % before)"
+        return text + "."
+
     def to_dict(self, details: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
             "forced_rereads": self.count,
@@ -95,6 +117,10 @@ class RecoveryTotals:
         if details:
             data["rereads"] = [r.to_dict() for r in self.rereads]
         return data
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 class RecordedWalk:
@@ -147,12 +173,12 @@ class RecordedWalk:
             return result
         # This request's anchors are counted at the edit's own request, which follows the re-read.
         message = reread_message(self.messages, end, request.time_ms, list(calls), len(self.recovery.rereads))
-        tokens = estimate_message_tokens(message)
+        tokens = message_prompt_tokens(message)
         edit = self.recorded_index(end)
         for location, part in zip(calls, message["parts"], strict=True):
             self.recovery.rereads.append(
                 Reread(request.number, edit, (self.recorded_index(location[0]), location[1]), str(part.get("tool")),
-                       estimate_message_tokens({"info": message["info"], "parts": [part]}))
+                       message_prompt_tokens({"info": message["info"], "parts": [part]}))
             )
         self.recovery.extra_requests += 1
         self._insert(end, message, tokens)

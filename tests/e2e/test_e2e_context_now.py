@@ -1,7 +1,7 @@
 """The context figure against the provider's own count, through the real OpenCode binary and the bridge.
 
 A session reads one large file (then a small one) with a 32K window configured in `opencode.json`, against a provider
-that reports prompt tokens (the whole request as JSON, tool definitions included, chars/4). The
+that reports prompt tokens (the whole request as JSON, tool definitions included, chars/3.5). The
 toast the plugin shows for the request carrying the large output, any nudge to the model, and the
 `/dcp context` reply afterwards must each land within 10 % of what the provider counted for the
 request they describe.
