@@ -212,6 +212,34 @@ def test_replay_sends_only_what_follows_an_opencode_compaction():
     assert (starts[3], starts[5], starts[6]) == (0, 2, 2)
 
 
+def test_replay_sends_only_what_follows_a_claude_code_summary():
+    from dcp_plugin.replay.pricing import CONTINUATION_OPENING, compaction_starts
+
+    summary = f"{CONTINUATION_OPENING} that ran out of context. The summary below covers the earlier part."
+    messages = [
+        {"info": {"id": "u1", "role": "user"}, "parts": [{"type": "text", "text": "fix it"}]},
+        {"info": {"id": "a1", "role": "assistant"}, "parts": []},
+        {"info": {"id": "u2", "role": "user"}, "parts": [{"type": "text", "text": summary}]},
+        {"info": {"id": "a2", "role": "assistant"}, "parts": []},
+        {"info": {"id": "a3", "role": "assistant"}, "parts": []},
+    ]
+    starts = compaction_starts(messages)
+    assert (starts[1], starts[3], starts[4]) == (0, 2, 2)
+
+
+def test_a_user_message_that_only_quotes_the_summary_opening_is_no_compaction():
+    from dcp_plugin.replay.pricing import CONTINUATION_OPENING, compaction_starts
+
+    quoted = f"why did you write '{CONTINUATION_OPENING}'?"
+    messages = [
+        {"info": {"id": "u1", "role": "user"}, "parts": [{"type": "text", "text": "fix it"}]},
+        {"info": {"id": "a1", "role": "assistant"}, "parts": []},
+        {"info": {"id": "u2", "role": "user"}, "parts": [{"type": "text", "text": quoted}]},
+        {"info": {"id": "a2", "role": "assistant"}, "parts": []},
+    ]
+    assert compaction_starts(messages)[3] == 0
+
+
 def _session_file(tmp_path: Path, messages: list[dict]) -> Path:
     path = tmp_path / "session.json"
     path.write_text(json.dumps({"info": {"directory": "/home/dev/project"}, "messages": messages}))

@@ -23,12 +23,19 @@ from dcp_plugin.model.messages import info_of, parts_of
 PatchKey = tuple[int, int, str]
 
 
+# How Claude Code opens the history it sends after compacting: a user message holding the summary.
+# Exports of its sessions keep every earlier message too, although none was sent again.
+CONTINUATION_OPENING = "This session is being continued from a previous conversation"
+
+
 def compaction_starts(messages: Sequence[Any]) -> list[int]:
     """For each request point p (index into ``messages``), where the history sent at p starts.
 
     OpenCode sends, once a compaction has finished, only the history from the user message
     that asked for it (it carries a ``compaction`` part) on: its answer is an assistant
-    message with ``summary: true`` whose ``parentID`` is that user message.
+    message with ``summary: true`` whose ``parentID`` is that user message. Claude Code sends,
+    after compacting, the history from the user message that carries the summary on
+    (:data:`CONTINUATION_OPENING`).
     """
     starts: list[int] = []
     asked: dict[str, int] = {}
@@ -36,7 +43,9 @@ def compaction_starts(messages: Sequence[Any]) -> list[int]:
     for index, message in enumerate(messages):
         starts.append(start)
         info = info_of(message)
-        if info.get("role") == "user" and any(
+        if info.get("role") == "user" and _continues(message):
+            start = index
+        elif info.get("role") == "user" and any(
             isinstance(p, dict) and p.get("type") == "compaction" for p in parts_of(message)
         ):
             mid = info.get("id")
@@ -48,6 +57,15 @@ def compaction_starts(messages: Sequence[Any]) -> list[int]:
                 start = asked[parent]
     starts.append(start)
     return starts
+
+
+def _continues(message: Any) -> bool:
+    """Whether a user message is a summary that a compacted history starts from (Claude Code's)."""
+    for part in parts_of(message):
+        if isinstance(part, dict) and part.get("type") == "text":
+            text = part.get("text")
+            return isinstance(text, str) and text.lstrip().startswith(CONTINUATION_OPENING)
+    return False
 
 
 @dataclass(frozen=True, slots=True)
