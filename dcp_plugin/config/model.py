@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from pydantic import Field, create_model
+from pydantic import Field, create_model, model_validator
 
+from dcp_plugin.config.profiles import DEFAULT_PROFILE, Profile, with_profile
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.section import Section
 from dcp_plugin.config.strategies import SECTIONS
@@ -105,6 +106,7 @@ class DcpConfig(Section):
     """Effective configuration; immutable and hashable so a change is cheap to detect."""
 
     enabled: bool = True
+    profile: Profile = DEFAULT_PROFILE
     debug: bool = False
     prune_notification: Literal["off", "minimal", "detailed"] = Field(default="minimal", alias="pruneNotification")
     commands: CommandsConfig = CommandsConfig()
@@ -116,6 +118,12 @@ class DcpConfig(Section):
     context_budget: ContextBudgetConfig = Field(default=ContextBudgetConfig(), alias="contextBudget")
     checkpoints: bool = True
 
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        """The profile's values under what the files set (see :mod:`dcp_plugin.config.profiles`)."""
+        return with_profile(data, _defaults) if isinstance(data, dict) else data
+
     def strategy_section(self, name: str) -> Any:
         """The config section of the strategy registered as ``name``."""
         strategies: _StrategiesBase = self.strategies
@@ -124,6 +132,16 @@ class DcpConfig(Section):
     def sweep_protected(self) -> frozenset[str]:
         """Tools `/dcp sweep` never prunes: the hardcoded list plus config additions."""
         return HARDCODED_PROTECTED_TOOLS | frozenset(self.commands.protected_tools)
+
+
+_DEFAULTS: list[dict[str, Any]] = []
+
+
+def _defaults() -> dict[str, Any]:
+    """Every key's default as dcp.jsonc spells it (the balanced profile), made once."""
+    if not _DEFAULTS:
+        _DEFAULTS.append(DcpConfig().model_dump(mode="json", by_alias=True))
+    return _DEFAULTS[0]
 
 
 __all__ = ["HARDCODED_PROTECTED_TOOLS", "DcpConfig", "StrategiesConfig"]

@@ -1,0 +1,44 @@
+"""Presets on the frontier: one `profile` key that sets how much maskOldOutputs may hide, keys a user sets still win.
+
+Each profile is a point measured on recorded sessions (README, "Against other tools' rules"):
+``balanced``, the default, is the field defaults themselves; ``safe`` keeps more of what the
+agent is working on, for fewer edits that need a re-read; ``aggressive`` clears almost every
+older output once the context is past its trigger, for the largest saving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+Profile = Literal["safe", "balanced", "aggressive"]
+DEFAULT_PROFILE: Profile = "balanced"
+
+_MASK = "maskOldOutputs"
+PROFILES: dict[str, dict[str, Any]] = {
+    "balanced": {},
+    "safe": {"strategies": {_MASK: {"keepTurns": 4, "keepTurnsOf": "all", "trigger": 30000}}},
+    "aggressive": {"strategies": {_MASK: {"keepTurns": 0, "keepCalls": 2, "trigger": 20000}}},
+}
+
+
+def with_profile(data: Mapping[str, Any], defaults: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
+    """``data`` with its profile's values under it: a key the user set wins, unless it holds the default value.
+
+    A value equal to the default counts as unset, so a file that spells out every default (as the
+    global dcp.jsonc written on first run does) still takes the profile it names.
+    """
+    name = data.get("profile", DEFAULT_PROFILE)
+    preset = PROFILES.get(name) if isinstance(name, str) else None
+    return _under(dict(data), preset, defaults()) if preset else dict(data)
+
+
+def _under(data: dict[str, Any], preset: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in preset.items():
+        given = data.get(key)
+        default = defaults.get(key) if isinstance(defaults, Mapping) else None
+        if isinstance(value, Mapping) and isinstance(given, Mapping):
+            data[key] = _under(dict(given), value, default if isinstance(default, Mapping) else {})
+        elif key not in data or given == default:
+            data[key] = value
+    return data
