@@ -114,6 +114,14 @@ def test_validate_reports_every_error_and_exits_1(workdir: Path, capsys: pytest.
     ]
 
 
+def test_validate_lists_errors_before_warnings_as_the_host_does(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = workdir / "mixed.jsonc"
+    path.write_text('{"enabld": true, "debug": 1}')
+    assert run("validate", str(path)) == 1
+    levels = [line.split(": ")[2] for line in capsys.readouterr().out.splitlines() if line.startswith("dcp: ")]
+    assert levels == ["error", "warning"]
+
+
 def test_validate_with_only_warnings_exits_0(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = workdir / "warn.jsonc"
     path.write_text('{"debugg": true}')
