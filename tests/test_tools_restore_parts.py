@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from helpers import user
 from hypothesis import given
 from hypothesis import strategies as st
 from tools_helpers import ToolHost
 
-from dcp_plugin.pipeline.modeltools.parts import PART_BYTES, split
+from dcp_plugin.pipeline.modeltools.parts import PART_BYTES, PART_LINES, split
 
 # OpenCode 1.18 keeps at most this much of a tool's result and ends a longer one with a notice.
 HOST_CAP_BYTES = 51_200
@@ -110,3 +111,8 @@ def test_split_cuts_a_single_line_longer_than_a_part() -> None:
     line = "x" * (PART_BYTES * 2 + 10)
     assert [len(p) for p in split(line)] == [PART_BYTES, PART_BYTES, 10]
 
+
+
+def test_readme_gives_the_part_limits_the_code_uses() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert f"longer than {PART_BYTES:,} bytes or {PART_LINES:,} lines" in readme
