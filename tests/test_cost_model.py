@@ -124,3 +124,14 @@ def test_a_price_set_in_the_config_wins_over_the_models_published_one() -> None:
 def test_a_gpt_5_6_rewrite_costs_the_premium() -> None:
     pricing = pricing_for(ModelRef("openai", "gpt-5.6"), DcpConfig().cache)
     assert request_cost(12_000, 10_000, pricing) == pytest.approx(1_000 + 2_500)
+
+
+def test_readmes_prices_table_gives_the_gpt_5_6_prices_the_code_uses() -> None:
+    from pathlib import Path
+
+    from dcp_plugin.cost.prices import OPENAI_GPT_5_6
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    [row] = [line for line in readme.splitlines() if line.startswith("| `openai`, GPT-5.6 and later")]
+    p = OPENAI_GPT_5_6
+    assert row.endswith(f"| {p.read} | {p.write} (written to the cache) | {p.ttl_seconds:,.0f} s |")
