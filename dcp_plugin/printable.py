@@ -1,4 +1,4 @@
-"""Untrusted text made safe to print on one line: control characters and lone surrogates escaped."""
+"""Text for the user: untrusted text made safe to print (control characters and lone surrogates escaped), counted nouns."""
 
 from __future__ import annotations
 
@@ -31,3 +31,8 @@ def escape(text: str, *, backslash: bool = False) -> str:
 def escape_reply(text: str) -> str:
     """A multi-line reply with every control and bidirectional character escaped but line breaks and tabs."""
     return _IN_REPLY.sub(_escape, text)
+
+
+def plural(count: int, word: str) -> str:
+    """'1 call', '2 calls'."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"

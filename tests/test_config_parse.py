@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config import parse
 from dcp_plugin.config.parse import MAX_FILE_BYTES, blank_comments, parse_text, read_text
+from dcp_plugin.config.problems import UNUSABLE
 
 
 def test_comments_and_trailing_commas_are_accepted() -> None:
@@ -56,7 +57,7 @@ def test_syntax_error_names_line_and_column_and_skips_the_file() -> None:
     (problem,) = parsed.problems
     assert (problem.level, problem.line, problem.column) == ("error", 3, 3)
     assert problem.render().startswith("dcp: /p/dcp.jsonc:3:3: error: syntax error")
-    assert "the whole file is skipped" in problem.render()
+    assert UNUSABLE in problem.render()
 
 
 def test_unterminated_object_says_end_of_file() -> None:

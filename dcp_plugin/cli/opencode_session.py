@@ -49,27 +49,26 @@ def find_opencode(explicit: str | None = None) -> str:
 
 
 def _run(binary: str, args: list[str], cwd: Path) -> str:
-    """What ``opencode ARGS`` prints on stdout, written to a temporary file rather than a pipe.
-
-    OpenCode cuts what it writes into a pipe short when it exits (a long `opencode export` ends
-    mid-document), and writes a regular file whole.
-    """
+    """What ``opencode ARGS --pure`` prints on stdout, read from a file it wrote to."""
     # --pure: no plugins, so reading a session never starts a bridge nor waits for plugin installs.
     command = [binary, *args, "--pure"]
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as out:
+    # OpenCode 1.18 cuts its stdout short when it writes to a pipe (128 or 80 KiB of a 600 KB export);
+    # to a regular file it always writes the whole document, so stdout goes to a temporary file.
+    with tempfile.TemporaryFile() as out:
         try:
             done = subprocess.run(
-                command, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_SECONDS,
-                check=False, stdin=subprocess.DEVNULL,
+                command, cwd=cwd, stdout=out, stderr=subprocess.PIPE, timeout=TIMEOUT_SECONDS, check=False,
+                stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
             raise OpencodeError(f"`opencode {' '.join(args)}` did not finish within {TIMEOUT_SECONDS} s") from None
         except OSError as exc:
             raise OpencodeError(f"cannot run {binary}: {exc.strerror or exc}") from None
         out.seek(0)
-        stdout = out.read()
+        stdout = out.read().decode("utf-8", errors="replace")
+    stderr = done.stderr.decode("utf-8", errors="replace")
     if done.returncode != 0:
-        lines = [line.strip() for line in _ANSI.sub("", done.stderr + stdout).splitlines() if line.strip()]
+        lines = [line.strip() for line in _ANSI.sub("", stderr + stdout).splitlines() if line.strip()]
         reason = next((line for line in reversed(lines) if line.startswith("Error")), lines[-1] if lines else "no output")
         raise OpencodeError(f"`opencode {' '.join(args)}` failed (exit {done.returncode}): {reason}")
     return stdout

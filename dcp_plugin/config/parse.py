@@ -13,7 +13,7 @@ from typing import Any
 import json5
 
 from dcp_plugin.config.duplicates import DuplicateKeys
-from dcp_plugin.config.problems import SKIPPED, Problem
+from dcp_plugin.config.problems import UNUSABLE, Problem
 from dcp_plugin.config.syntaxhint import explain_syntax_error
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -72,7 +72,7 @@ def read_text(path: Path, st: os.stat_result | None = None) -> tuple[str | None,
         finally:
             os.close(fd)
     except OSError as exc:
-        return None, Problem("error", name, f"{_unreadable(path, exc)}; {SKIPPED}")
+        return None, Problem("error", name, f"{_unreadable(path, exc)}; {UNUSABLE}")
     if len(raw) > MAX_FILE_BYTES:
         return None, _too_big(name, len(raw))
     return decode(raw, name)
@@ -100,10 +100,10 @@ def open_file(path: Path) -> int:
 
 def _not_readable(name: str, st: os.stat_result) -> Problem | None:
     if stat.S_ISDIR(st.st_mode):
-        return Problem("error", name, f"is a directory, not a file; {SKIPPED}")
+        return Problem("error", name, f"is a directory, not a file; {UNUSABLE}")
     if not stat.S_ISREG(st.st_mode):
         # reading a FIFO or device could block the host forever
-        return Problem("error", name, f"is not a regular file; {SKIPPED}")
+        return Problem("error", name, f"is not a regular file; {UNUSABLE}")
     if st.st_size > MAX_FILE_BYTES:
         return _too_big(name, st.st_size)
     return None
@@ -126,7 +126,7 @@ def _too_big(name: str, size: int) -> Problem:
     return Problem(
         "error",
         name,
-        f"is {size:,} bytes, more than the {MAX_FILE_BYTES:,}-byte (1 MiB) limit for config files; {SKIPPED}",
+        f"is {size:,} bytes, more than the {MAX_FILE_BYTES:,}-byte (1 MiB) limit for config files; {UNUSABLE}",
     )
 
 
@@ -144,7 +144,7 @@ def decode(raw: bytes, name: str) -> tuple[str | None, Problem | None]:
         return None, Problem(
             "error",
             name,
-            f"is not valid UTF-8 (byte 0x{bad} here); save it as UTF-8; {SKIPPED}",
+            f"is not valid UTF-8 (byte 0x{bad} here); save it as UTF-8; {UNUSABLE}",
             line=line,
             column=column,
         )
@@ -158,7 +158,7 @@ def _nul_problem(raw: bytes, name: str) -> Problem:
         text = "contains NUL bytes: it looks like UTF-16 saved without a byte-order mark; save it as UTF-8"
     else:
         text = "contains a NUL byte (a config file is text); remove it, or save the file as UTF-8 if it is UTF-16"
-    return Problem("error", name, f"{text}; {SKIPPED}", line=line, column=column)
+    return Problem("error", name, f"{text}; {UNUSABLE}", line=line, column=column)
 
 
 def _line_column_bytes(raw: bytes, offset: int) -> tuple[int, int]:
@@ -242,7 +242,7 @@ def parse_text(text: str, name: str) -> Parsed:
             return Parsed(None, [data])
     if not isinstance(data, dict):
         kind = _json_kind(data)
-        return Parsed(None, [Problem("error", name, f"must hold an object {{ ... }} at the top level, found {kind}; {SKIPPED}")])
+        return Parsed(None, [Problem("error", name, f"must hold an object {{ ... }} at the top level, found {kind}; {UNUSABLE}")])
     return Parsed(data, repeats.problems(name))
 
 
@@ -259,7 +259,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
         unclosed = unclosed_comment(text)
         if unclosed is not None:
             at_line, at_column = line_column(text, unclosed)
-            text_ = f"syntax error: this `/*` comment is never closed (add `*/`); {SKIPPED}"
+            text_ = f"syntax error: this `/*` comment is never closed (add `*/`); {UNUSABLE}"
             return Problem("error", name, text_, line=at_line, column=at_column)
         line = getattr(strict_error, "lineno", None)
         column = getattr(strict_error, "colno", None)
@@ -268,7 +268,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
             "error",
             name,
             f"syntax error: {message} (a file over {MAX_JSON5_BYTES // 1024} KiB, or with more than {MAX_JSON5_CHARS:,} "
-            f"characters outside comments, may use comments and trailing commas but no other JSON5 syntax); {SKIPPED}",
+            f"characters outside comments, may use comments and trailing commas but no other JSON5 syntax); {UNUSABLE}",
             line=line,
             column=column,
         )
@@ -279,7 +279,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
     except Exception as exc:  # noqa: BLE001 - json5 raises ValueError, but a parser bug must not escape either
         line, column, message = _json5_position(str(exc))
         message = explain_syntax_error(message, blank_comments(text), line, column)
-        return Problem("error", name, f"syntax error: {message}; {SKIPPED}", line=line, column=column)
+        return Problem("error", name, f"syntax error: {message}; {UNUSABLE}", line=line, column=column)
 
 
 def _json5_position(message: str) -> tuple[int | None, int | None, str]:
@@ -302,7 +302,7 @@ def _name_control(match: re.Match[str]) -> str:
 
 
 def _too_deep(name: str) -> Problem:
-    return Problem("error", name, f"is nested too deeply to read; {SKIPPED}")
+    return Problem("error", name, f"is nested too deeply to read; {UNUSABLE}")
 
 
 def _json_kind(value: Any) -> str:

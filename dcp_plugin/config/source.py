@@ -12,6 +12,7 @@ from dcp_plugin.config.discovery import LayerSpec, layer_specs
 from dcp_plugin.config.lastgood import keep_last_good
 from dcp_plugin.config.loader import Effective, LayerResult, combine, load_layer
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.problems import summary
 from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.template import render, write_atomically
 
@@ -125,11 +126,16 @@ class ConfigSource:
         effective = combine([layer.result for layer in self._layers if layer.result is not None])
         self._config = effective.config
         self._effective = effective
-        for layer in changed:
-            for problem in layer.result.problems if layer.result else []:
-                self._emit(problem.render(effective.values, effective.origins))
+        # Every problem of this read in one message: the changed files' own, then the new ones of the merge.
+        found = [problem for layer in changed for problem in (layer.result.problems if layer.result else [])]
         for problem in effective.problems:
-            self._emit_once(problem.render(effective.values, effective.origins))
+            text = problem.render(effective.values, effective.origins)
+            if text not in self._reported:
+                self._reported.add(text)
+                found.append(problem)
+        message = summary(found, effective.values, effective.origins)
+        if message is not None:
+            self._emit(message)
 
     def ensure_global_file(self) -> None:
         """Create the global dcp.jsonc with defaults when no global file exists (a real host's first run)."""

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from dcp_plugin.config import schema as schema_mod
 from dcp_plugin.config.globs import MAX_DEEP_PATTERNS, pattern_problem, within_deep_budget
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.config.problems import SKIPPED, Problem, lookup, show_value
+from dcp_plugin.config.problems import UNUSABLE, Problem, lookup, show_value
 from dcp_plugin.config.schema import KeyPath, dotted
 
 PATTERNS_KEY = "protectedFilePatterns"
@@ -84,7 +84,7 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
     try:
         errors = list(_validator().iter_errors(data))
     except RecursionError:
-        return {}, problems + [Problem("error", name, f"is nested too deeply to check; {SKIPPED}")]
+        return {}, problems + [Problem("error", name, f"is nested too deeply to check; {UNUSABLE}")]
     removals: dict[tuple[str | int, ...], None] = {}
     unknown: dict[tuple[str | int, ...], list[str]] = {}
     entries: dict[tuple[str | int, ...], list[Problem]] = {}

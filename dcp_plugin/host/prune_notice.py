@@ -7,16 +7,14 @@ from typing import Literal
 
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.strategies import REASON_TEXT
+from dcp_plugin.printable import plural
+
+__all__ = ["plural"]  # re-exported: the commands import it from here
 
 Level = Literal["off", "minimal", "detailed"]
 
 # Detailed notifications list at most this many calls; the rest are summarized in one line.
 DETAILED_LIMIT = 20
-
-
-def plural(count: int, word: str) -> str:
-    """'1 call', '2 calls'."""
-    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def reason_text(reason: str | None) -> str:

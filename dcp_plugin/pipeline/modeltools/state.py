@@ -124,7 +124,7 @@ class ModelTools:
         """Take in the verdicts on the calls of one message, in order (the guard and the tallies)."""
         for verdict, step, turn in zip(verdicts, steps, turns, strict=False):
             self.verdicts[verdict.call_id] = verdict
-            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn, verdict.restored)
+            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn, verdict.restored, verdict.part)
             if verdict.accepted and not verdict.prunes:
                 self.new_restores.append(verdict)
 

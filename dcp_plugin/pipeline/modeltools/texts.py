@@ -28,6 +28,11 @@ def outputs(count: int) -> str:
     return f"{count:,} output" if count == 1 else f"{count:,} outputs"
 
 
+def parts(count: int) -> str:
+    """``1 part``, ``3 parts``."""
+    return f"{count:,} part" if count == 1 else f"{count:,} parts"
+
+
 def refused(action: str, problems: Sequence[str]) -> str:
     """A refusal: nothing changed, and each reason on its own line."""
     if len(problems) == 1:
@@ -51,12 +56,27 @@ def pruned(action: str, labels: Sequence[str], removed: int) -> str:
     return f"{head} {they} the context once rewriting the cached prompt pays (often at once); restore brings {them} back."
 
 
-def restored(sections: Sequence[tuple[str, str]], problems: Sequence[str]) -> str:
-    """The result of a restore: each original, headed by its id and call, then what could not be restored."""
-    where = "the placeholder stays where it is" if len(sections) == 1 else "the placeholders stay where they are"
-    lines = [f"Restored {outputs(len(sections))}; {where}. The original content:"]
-    for head, body in sections:
-        lines += ["", f"--- {head} ---", body]
+def restored_content(sections: Sequence[tuple[str, str]]) -> str:
+    """The originals a restore brings back, each headed by its id and call: what is cut into parts."""
+    return "\n".join(line for head, body in sections for line in ("", f"--- {head} ---", body))
+
+
+def restored(count: int, content: str, part: int, parts: int, problems: Sequence[str], ids: Sequence[str]) -> str:
+    """The result of a restore: part ``part`` of ``parts`` of the originals, then what could not be restored."""
+    where = "the placeholder stays where it is" if count == 1 else "the placeholders stay where they are"
+    if parts == 1:
+        head = f"Restored {outputs(count)}; {where}. The original content:"
+    else:
+        if part < parts:
+            named = ", ".join(f'"{ident}"' for ident in ids)
+            then = f"the next part continues exactly where this one stops: restore(ids=[{named}], part={part + 1})"
+        else:
+            then = "this is the last part"
+        head = (
+            f"Restored {outputs(count)}; {where}. The original content is too long for one tool result, so it comes "
+            f"in {parts} parts: this is part {part} of {parts}; {then}."
+        )
+    lines = [head, content]
     if problems:
         lines += ["", "Not restored:", *(f"- {p}" for p in problems)]
     return "\n".join(lines)
