@@ -7,8 +7,9 @@ new objects, every other item is passed back as the same object. Any failure ins
 plugin is logged and the caller's own list comes back (fail open).
 
 Hosts append to their message lists, so the view of a session is kept between requests and
-only the items added since are read: a list whose first items are the ones seen last time
-(the same objects, or equal ones) is a continuation; anything else is read from scratch.
+only the items added since are read: a list whose first items equal the ones seen last time
+(as they were then: an item changed in place since is seen changed) is a continuation;
+anything else is read from scratch, and the session's decisions start over with it.
 """
 
 from __future__ import annotations
@@ -52,13 +53,33 @@ class _Session:
 
     adapter: str
     key: Any
-    items: list[Any]
+    items: list[Any]  # the items read so far, as they were when read (see _as_read)
     builder: ViewBuilder
     rebuilt: dict[int, _Rebuilt] = field(default_factory=dict)  # provider item index -> its rewrite
     token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
     media: int = 0
     model: ModelRef | None = None  # the model of the previous request: it answered the messages added since
     format: Adapter | None = None  # the adapter the session's items are read with
+
+
+# Deeper than this an item's containers are kept by reference: a change in place there goes unseen
+# (no provider nests its items anywhere near this deep).
+_COPY_DEPTH = 64
+
+
+def _as_read(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts and lists copied (leaves shared): what it was, if the host edits it in place later.
+
+    Compared with the host's item on every later request: the comparison runs in C and, the
+    leaves being the same objects until the host replaces one, costs one step per container
+    entry, not per character.
+    """
+    kind = type(value)
+    if depth >= _COPY_DEPTH or (kind is not dict and kind is not list):
+        return value
+    if kind is dict:
+        return {key: _as_read(item, depth + 1) for key, item in value.items()}
+    return [_as_read(item, depth + 1) for item in value]
 
 
 def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
@@ -158,15 +179,18 @@ class Pruner:
             or session.adapter != adapter.name
             or session.key != adapter.key
             or len(items) < seen
-            or items[:seen] != session.items  # identity first: cheap when the host appended
+            or items[:seen] != session.items  # what was read, compared with the items now (an edit in place too)
         ):
+            # The history may have been rewritten (an undo, an edit, another conversation under the
+            # same id): the runtime's own check sees only message ids, which an edit keeps.
+            self.runtime.reset(session_id)
             session = _Session(adapter.name, adapter.key, [], adapter.start(session_id), format=adapter)
             self._sessions[session_id] = session
             seen = 0
         messages = session.builder.view.messages
         known = len(messages)
         adapter.feed(session.builder, items, seen)
-        session.items = list(items)
+        session.items.extend(_as_read(item) for item in items[seen:])
         if model.model_id is not None:
             _name_models(messages[known:], session.model or model, model)
             session.model = model
