@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 import sys
@@ -122,23 +123,54 @@ def absolute_path(path: str, directory: str) -> str:
     return path if is_absolute(path) else clean_path(posixpath.join(clean_path(directory), path))
 
 
+# The host's working directory as another process sees it: a tool the host runs starts there, so
+# `/proc/self/cwd/x` in a call names `x` in the host's directory.
+_CWD_ALIASES = re.compile(r"^/proc/(?:self|thread-self|\d+)/cwd(?=/|$)")
+
+
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
+def real_path(path: str) -> str | None:
+    """A (cleaned, absolute) path with every symbolic link in it resolved, as far as it exists; None: unknown.
+
+    Remembered like the normal forms: a link made after a path was first seen is not followed
+    for it (a new session, or a restart, sees it).
+    """
+    if not (path.startswith("/") if os.sep == "/" else is_absolute(path)) or too_long(path):
+        return None
+    try:
+        return clean_path(os.path.realpath(path))
+    except (OSError, ValueError):  # a NUL, a loop on some systems, an unreadable directory
+        return None
+
+
+def _relative(absolute: str, root: str, ignore_case: bool) -> str | None:
+    """``absolute`` relative to ``root`` (both cleaned, ``root`` without a trailing slash), None when outside it."""
+    if not root:
+        return absolute.lstrip("/")
+    inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
+    return absolute[len(root) + 1 :] if inside else None
+
+
 def path_forms(
     path: str, directory: str, root: str | None = None, ignore_case: bool = CASE_INSENSITIVE
 ) -> tuple[str, ...]:
-    """The forms a pattern is matched against: as given (normalized) and relative to the project root.
+    """The forms a pattern is matched against: as given (normalized), relative to the project root, and real.
 
     Relative paths are resolved against ``directory`` (where the host runs); the project
-    root (``root``, default ``directory``) is what relative patterns are anchored to.
+    root (``root``, default ``directory``) is what relative patterns are anchored to. Where
+    the file (or a directory above it) exists, its real path, with symbolic links resolved,
+    is matched too, as is that path relative to the root's real path: a link inside the
+    project, a project opened through a link, or ``/proc/self/cwd`` name the protected file.
     """
     given = clean_path(path)
     forms = [given]
-    absolute = absolute_path(path, directory)
+    absolute = _CWD_ALIASES.sub(lambda _: clean_path(directory), absolute_path(path, directory))
     root = clean_path(directory if root is None else root).rstrip("/")
-    inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
-    if not root:
-        forms.append(absolute.lstrip("/"))
-    elif inside:
-        forms.append(absolute[len(root) + 1 :])
+    forms.append(_relative(absolute, root, ignore_case) or "")
+    real = real_path(absolute) or absolute
+    real_root = (real_path(root) or root).rstrip("/") if root else root
+    if real != absolute or real_root != root:
+        forms += (real, _relative(real, real_root, ignore_case) or "", _relative(real, root, ignore_case) or "")
     return tuple(dict.fromkeys(f for f in forms if f and f != "."))
 
 
