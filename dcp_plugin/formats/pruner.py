@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,7 @@ from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.hostspec import HostStartup
+from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notify
 from dcp_plugin.host.runtime import Outgoing, Runtime
 from dcp_plugin.model.refs import ModelRef
@@ -113,16 +116,24 @@ class Pruner:
         *,
         directory: str | os.PathLike[str] | None = None,
         notify: Notify | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if runtime is None:
             from dcp_plugin.host.persistence import user_store_if_kept
 
-            runtime = Runtime(directory, store=user_store_if_kept())
+            runtime = Runtime(
+                directory, store=user_store_if_kept(), max_sessions=max_sessions, idle_seconds=idle_seconds, clock=clock
+            )
             runtime.startup(HostStartup(str(directory) if directory else None, notify=notify))
         self.runtime = runtime
         self._sessions: dict[str, _Session] = {}
         self._media: dict[str, MediaRemoved] = {}
         self._lock = threading.RLock()
+        # Views are let go of like the runtime's sessions: idle ones, and the least recently used
+        # beyond the cap (a view holds a copy of the containers of every item it read).
+        self._lru = SessionLru(max_sessions, idle_seconds, clock)
 
     # -- one entry point per format ---------------------------------------------------------
     def openai_chat(self, messages: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
@@ -167,7 +178,10 @@ class Pruner:
                 self._sessions.pop(session_id, None)
                 log.exception("dcp: pruning %s messages failed; the request is sent unchanged", adapter.name)
                 return items
+            idle = self._lru.to_drop(session_id)
         self.runtime.finish(outgoing, view.messages)
+        for other in idle:
+            self.forget(other)
         return result
 
     def _session(self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef) -> _Session:
@@ -191,6 +205,7 @@ class Pruner:
         known = len(messages)
         adapter.feed(session.builder, items, seen)
         session.items.extend(_as_read(item) for item in items[seen:])
+        self._lru.touch(session_id)
         if model.model_id is not None:
             _name_models(messages[known:], session.model or model, model)
             session.model = model
@@ -242,11 +257,21 @@ class Pruner:
         chosen = FORMATS[adapter] if isinstance(adapter, str) else adapter
         return chosen.to_view(items, session_id)
 
+    def session_ids(self) -> list[str]:
+        """The sessions whose view this pruner holds, least recently used first."""
+        with self._lock:
+            return [sid for sid in self._lru.held() if sid in self._sessions]
+
     def forget(self, session_id: str) -> None:
-        """Drop a session: its view here, and its state in the runtime (its statistics stay stored)."""
+        """Drop a session: its view here, and its state in the runtime (its statistics stay stored).
+
+        Idle sessions are dropped anyway (see ``max_sessions`` and ``idle_seconds``); a host that
+        knows a conversation is over frees its memory at once with this.
+        """
         with self._lock:
             self._sessions.pop(session_id, None)
             self._media.pop(session_id, None)
+            self._lru.forget(session_id)
         self.runtime.drop(session_id)
 
     def command(
