@@ -7,17 +7,21 @@ import os
 import posixpath
 import re
 import sys
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Sequence
 
 import pathspec
 from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
 from dcp_plugin.config.globs import compile_spec
+from dcp_plugin.pipeline.commandpaths import command_paths
 
 # The argument keys that hold a path, at the top level of a tool's input and in each entry of
 # an `edits` list; `patchText` holds apply_patch headers. The README lists the same keys.
-PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
+PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename", "notebook_path", "target_file", "file", "uri", "paths")
 EDITS_KEY = "edits"
+# A `uri` argument names a local file this way (LSP-style tools); other schemes name no file.
+FILE_URI = "file://"
 PATCH_KEY = "patchText"
 # Where other hosts put a patch in the same grammar: the OpenAI Responses adapter maps Codex's
 # freeform apply_patch to `{"input": patch}`, OpenAI Chat tools name it `input` or `patch`. Codex's
@@ -53,11 +57,26 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 _PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
 
 
+def _path_values(tool_input: dict[str, object]) -> list[str]:
+    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`)."""
+    found: list[str] = []
+    for key in PATH_KEYS:
+        value = tool_input.get(key)
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, str) and item:
+                if item.startswith(FILE_URI):
+                    item = urllib.parse.unquote(item[len(FILE_URI) :])
+                elif key == "uri" and "://" in item:
+                    continue  # an http(s) or other URI names no local file
+                found.append(item)
+    return found
+
+
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
     if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
         return ()
-    found: list[str] = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
+    found: list[str] = _path_values(tool_input)
     patch = tool_input.get(PATCH_KEY)
     if isinstance(patch, str):
         found.extend(patch_paths(patch))
@@ -69,7 +88,7 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     if isinstance(edits, list):
         for edit in edits:
             if isinstance(edit, dict):
-                found.extend(v for k in PATH_KEYS if isinstance(v := edit.get(k), str) and v)
+                found.extend(_path_values(edit))
     return tuple(dict.fromkeys(found))
 
 
@@ -209,6 +228,15 @@ class PathProtector:
         self.root = clean_path(root) if root is not None else self.directory
         self.ignore_case = ignore_case
         self._matcher = _matcher(usable, ignore_case) if usable else None
+
+    def protected_path(self, tool: str, tool_input: object, paths: Sequence[str]) -> str | None:
+        """The first path of a call that is protected: a path argument, else a file its shell command prints."""
+        if self._matcher is None:
+            return None
+        for path in (*paths, *command_paths(tool_input)):
+            if self.is_protected((path,)):
+                return path
+        return None
 
     def is_protected(self, paths: Iterable[str]) -> bool:
         """True when some form of some path matches a protected pattern (or is too long to match)."""
