@@ -33,12 +33,17 @@ FREEZE_AFTER_MESSAGES = 1000
 After = Callable[[], object]
 
 
+TOKEN_DIGITS = 20  # digits of the largest 64-bit counter
+
+
 def parse_token(token: Any) -> tuple[int, int] | None:
     """The (epoch, count) a client's patch token names; None for anything else."""
     if not isinstance(token, str):
         return None
     epoch, _, count = token.partition(":")
-    if not (epoch.isdigit() and count.isdigit()):
+    # ASCII digits only (str.isdigit also takes "²", which int() refuses), and no more than a
+    # counter ever has (int() refuses over 4,300 digits, and a token the bridge made has ~10).
+    if not all(part.isascii() and part.isdigit() and len(part) <= TOKEN_DIGITS for part in (epoch, count)):
         return None
     return int(epoch), int(count)
 
