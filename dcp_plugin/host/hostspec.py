@@ -143,7 +143,8 @@ def context_snapshot(session_id: str) -> dict[str, Any] | None:
     ``thresholds`` (``warn``, ``auto``, ``hard``, ``effective_window``, ``window``),
     ``tip`` (``context-warn`` | ``context-high`` | ``context-critical`` or None) and
     ``tip_text`` (one sentence to show, or None). A host calls it whenever it wants to
-    show the budget; it is cheap and never raises.
+    show the budget; it is cheap and never raises. A ``session_id`` that is not a non-empty
+    string names no session: None (and a warning in the log).
     """
 
 
@@ -158,7 +159,8 @@ def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[s
     replaces the history before the summary point with ``summary``. Every other
     ``status`` (``none``, ``disabled``, ``skipped-breaker-open``, ``unsupported``,
     ``failed``, ``discarded-truncated``) means "send the request as it is". Returns None
-    when the plugin knows nothing of the session. Never raises.
+    when the plugin knows nothing of the session (or ``session_id`` is not a non-empty string).
+    Never raises.
     """
 
 
