@@ -79,6 +79,9 @@ class BridgeServer:
         self.commands = commands  # the command layer `/dcp` is answered by (on top of the runtime)
         self._lock = threading.RLock()  # notify events and log events may come from other threads
         self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
+        # The bridge's notify writes one line to the JS side (a transform's news after its reply):
+        # it cannot block a request, so the news keeps its place among the lines, on this thread.
+        self.runtime.notifier.background = False
         self.mirrors = Mirrors(idle_seconds)
         self.freeze = False  # main() turns it on: only a process of its own may freeze its heap
 

@@ -74,7 +74,10 @@ def host_startup(context: dict[str, Any]) -> None:
       against it and project config (``.opencode/dcp.jsonc``) is read from it.
       A host that never calls this hook gets the process's working directory.
     - ``notify`` (callable ``(session_id: str | None, text: str) -> None``): shows a
-      short message to the user. Without it, plugin messages go to stderr.
+      short message to the user. Without it, plugin messages go to stderr. Routine news (what
+      a request pruned, a context budget tier reached) is handed to it on a thread of the
+      plugin's own, in order, so a slow notify never delays a request; warnings (a config or
+      database problem, rare) are said at once, on the thread of the hook that met them.
     - ``summarize`` (callable ``(request: dict) -> dict``): a side query to the model,
       used by the context budget's compaction controller. ``request`` carries
       ``messages`` (the history in ``{info, parts}`` shape), ``system`` (str),

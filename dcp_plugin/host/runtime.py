@@ -457,6 +457,10 @@ class Runtime:
 
         self._checkpoint_folder().save_later(state.session_id, take)
 
+    def wait_for_notices(self, timeout: float = 10.0) -> bool:
+        """Block until the news handed to the host's notify so far was delivered (see ``Notifier.news``)."""
+        return self.notifier.wait(timeout)
+
     def wait_for_checkpoints(self) -> None:
         """Block until every queued checkpoint is on disk."""
         self._checkpoints.wait()
