@@ -121,7 +121,7 @@ def test_langchain_conversations_without_a_thread_id_get_sessions_of_their_own(i
     middleware = DcpMiddleware(Pruner(Runtime("/proj", CONFIG)))
     for _ in range(3):
         assert str(middleware.pruned(langchain_request(first)).messages[2].content).startswith("[dcp:")
-        assert middleware.pruned(langchain_request(second)).messages[2].content.startswith("contents of /proj/a.py")
+        assert str(middleware.pruned(langchain_request(second)).messages[2].content).startswith("contents of /proj/a.py")
 
 
 def test_langchain_conversations_that_start_alike_still_never_share_decisions() -> None:
@@ -133,4 +133,4 @@ def test_langchain_conversations_that_start_alike_still_never_share_decisions() 
     middleware = DcpMiddleware(Pruner(Runtime("/proj", CONFIG)))
     for _ in range(3):
         assert str(middleware.pruned(langchain_request(first)).messages[2].content).startswith("[dcp:")
-        assert middleware.pruned(langchain_request(second)).messages[2].content.startswith("contents of /proj/a.py")
+        assert str(middleware.pruned(langchain_request(second)).messages[2].content).startswith("contents of /proj/a.py")

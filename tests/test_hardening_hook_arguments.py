@@ -12,7 +12,7 @@ import dcp_plugin
 import dcp_plugin.host.hostspec
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 
-BAD_IDS = [[], {}, {"a": 1}, None, 7, "", b"ses"]
+BAD_IDS: list[Any] = [[], {}, {"a": 1}, None, 7, "", b"ses"]
 
 
 def host() -> pluggy.PluginManager:

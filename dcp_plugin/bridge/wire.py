@@ -24,7 +24,7 @@ def utf16_index(text: str, index: int) -> int:
 ENDS = 32
 
 
-def expect_of(original: str, length: int) -> dict[str, Any]:
+def expect_of(original: str, length: int | None) -> dict[str, Any]:
     """What the client checks the field it patches against: the original's UTF-16 length and ends."""
     return {"length": length, "head": original[:ENDS], "tail": original[-ENDS:]}
 
