@@ -116,6 +116,7 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     messages = duplicate_reads()
     hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
+    assert runtime.wait_for_notices()  # the notice goes to stderr instead, within this test
 
 
 def test_the_notification_ends_with_the_sessions_net_cost_so_far() -> None:
