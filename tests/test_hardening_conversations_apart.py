@@ -62,6 +62,7 @@ def test_a_history_replaced_by_items_with_the_same_call_ids_is_pruned_from_scrat
     assert prune(pruner, "openai_chat", other) == from_scratch("openai_chat", other)
 
 
+@pytest.mark.slow  # generated histories through whole runtimes
 @formats
 @SETTINGS
 @given(first=sc.conversations(), second=sc.conversations())
@@ -78,6 +79,7 @@ def test_a_history_edited_in_place_equals_a_from_scratch_run(name: str, first: s
     assert prune(pruner, name, held) == from_scratch(name, held)
 
 
+@pytest.mark.slow  # generated histories through whole runtimes
 @formats
 @SETTINGS
 @given(first=sc.conversations(), second=sc.conversations(), order=st.randoms(use_true_random=False))
