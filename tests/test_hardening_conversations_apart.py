@@ -62,6 +62,14 @@ def test_a_history_replaced_by_items_with_the_same_call_ids_is_pruned_from_scrat
     assert prune(pruner, "openai_chat", other) == from_scratch("openai_chat", other)
 
 
+def test_a_host_that_replaces_items_gets_a_from_scratch_run_without_the_copy() -> None:
+    pruner = Pruner(Runtime("/proj", CONFIG), edits_in_place=False)
+    history = chat_reads(["/proj/a.py", "/proj/a.py"])
+    prune(pruner, "openai_chat", history)
+    history[4:6] = chat_reads(["/proj/a.py", "/proj/b.py"])[4:6]  # new items, the same call ids
+    assert prune(pruner, "openai_chat", history) == from_scratch("openai_chat", history)
+
+
 @pytest.mark.slow  # generated histories through whole runtimes
 @formats
 @SETTINGS

@@ -56,7 +56,7 @@ class _Session:
 
     adapter: str
     key: Any
-    items: list[Any]  # the items read so far, as they were when read (see _as_read)
+    items: list[Any]  # the items read so far, as they were when read (see _as_read), or themselves (_same)
     builder: ViewBuilder
     rebuilt: dict[int, _Rebuilt] = field(default_factory=dict)  # provider item index -> its rewrite
     token: tuple[int, int] | None = None  # the runtime's token for the decisions rebuilt so far
@@ -85,6 +85,11 @@ def _as_read(value: Any, depth: int = 0) -> Any:
     return [_as_read(item, depth + 1) for item in value]
 
 
+def _same(value: Any) -> Any:
+    """``value`` itself: what is kept of an item for a host that never changes one in place."""
+    return value
+
+
 def _name_models(messages: list[dict[str, Any]], answered_by: ModelRef, upcoming: ModelRef) -> None:
     """Name models on new view messages as OpenCode does: who answered, and the model a turn goes to.
 
@@ -108,6 +113,10 @@ class Pruner:
     in the plugin's database when the user has one (the OpenCode plugin made it); pass a
     :class:`~dcp_plugin.host.runtime.Runtime` of your own to choose otherwise (``store=USER_STORE``
     to keep statistics anyway; tests and what-ifs use one without a store).
+
+    ``max_sessions`` and ``idle_seconds`` bound the sessions held (see :mod:`dcp_plugin.host.idle`);
+    ``edits_in_place=False`` is for a host that never changes an item it passed in place (it
+    replaces items instead): the pruner then skips the copy it otherwise compares the history with.
     """
 
     def __init__(
@@ -119,6 +128,7 @@ class Pruner:
         max_sessions: int = MAX_SESSIONS,
         idle_seconds: float = IDLE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        edits_in_place: bool = True,
     ) -> None:
         if runtime is None:
             from dcp_plugin.host.persistence import user_store_if_kept
@@ -128,6 +138,11 @@ class Pruner:
             )
             runtime.startup(HostStartup(str(directory) if directory else None, notify=notify))
         self.runtime = runtime
+        # True: the host may change an item it passed before in place, so a copy of what was read
+        # is kept and compared (one step per container entry of the history, per request). False:
+        # the host replaces items it changes; the items themselves are kept and compared, which
+        # costs nothing for the items passed again as the same objects.
+        self._keep = _as_read if edits_in_place else _same
         self._sessions: dict[str, _Session] = {}
         self._media: dict[str, MediaRemoved] = {}
         self._lock = threading.RLock()
@@ -204,7 +219,7 @@ class Pruner:
         messages = session.builder.view.messages
         known = len(messages)
         adapter.feed(session.builder, items, seen)
-        session.items.extend(_as_read(item) for item in items[seen:])
+        session.items.extend(map(self._keep, items[seen:]))
         self._lru.touch(session_id)
         if model.model_id is not None:
             _name_models(messages[known:], session.model or model, model)
