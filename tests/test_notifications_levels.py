@@ -74,6 +74,7 @@ def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> 
     messages = duplicate_reads()
     for _ in range(3):
         hook_transform(runtime, {}, {"messages": copy.deepcopy(messages)})
+    assert runtime.wait_for_notices()
     [(session, text)] = seen
     assert session == "ses_test"
     assert text.startswith(f"dcp: pruned 1 tool call (~{SAVED} tokens saved per request; this session so far: ")
@@ -82,12 +83,14 @@ def test_runtime_notifies_once_after_the_request_that_pruned(tmp_path: Path) -> 
 def test_runtime_detailed_notification_names_the_call(tmp_path: Path) -> None:
     runtime, seen = host(tmp_path, "detailed")
     hook_transform(runtime, {}, {"messages": duplicate_reads()})
+    assert runtime.wait_for_notices()
     assert seen[0][1].splitlines()[1] == f"  - read first: same call made again later, ~{SAVED} tokens"
 
 
 def test_runtime_with_notifications_off_stays_silent(tmp_path: Path) -> None:
     runtime, seen = host(tmp_path, "off")
     hook_transform(runtime, {}, {"messages": duplicate_reads()})
+    assert runtime.wait_for_notices()
     assert seen == []
 
 
@@ -98,6 +101,7 @@ def test_a_restarted_runtime_does_not_announce_old_prunes_again(tmp_path: Path) 
     first.flush()
     second, seen = host(tmp_path, "minimal")
     hook_transform(second, {}, {"messages": copy.deepcopy(messages)})
+    assert second.wait_for_notices()
     assert seen == []
 
 
@@ -112,6 +116,7 @@ def test_a_failing_notify_does_not_break_the_request(tmp_path: Path) -> None:
     messages = duplicate_reads()
     hook_transform(runtime, {}, {"messages": messages})
     assert messages[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, messages[1])
+    assert runtime.wait_for_notices()  # the notice goes to stderr instead, within this test
 
 
 def test_the_notification_ends_with_the_sessions_net_cost_so_far() -> None:

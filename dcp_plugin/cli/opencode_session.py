@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.config.discovery import project_root
+from dcp_plugin.model.jsontext import NumberTooLong, loads
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import parse_session
 
@@ -80,7 +81,9 @@ def _json_document(text: str, what: str) -> Any:
     if not starts:
         return None
     try:
-        return json.loads(text[min(starts) :])
+        return loads(text[min(starts) :])
+    except NumberTooLong as exc:
+        raise OpencodeError(f"{what} printed a number too long to read ({exc} at line {exc.line})") from None
     except json.JSONDecodeError as exc:
         raise OpencodeError(f"{what} printed something that is not JSON ({exc.msg} at line {exc.lineno})") from None
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.checkpoints import EVERY_MESSAGES, FOLDER, Checkpoints, fingerprint, snapshot_of, state_key
 from dcp_plugin.host.hostspec import HostStartup, Summarize
+from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
@@ -174,6 +176,9 @@ class Runtime:
         store: Any = None,
         notify: Notify | None = None,
         create_global_config: bool = False,
+        max_sessions: int = MAX_SESSIONS,
+        idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.directory = str(Path(directory) if directory is not None else Path.cwd())
         # Relative protected patterns are anchored here: the project root above `directory`.
@@ -182,6 +187,8 @@ class Runtime:
         self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
         self._create_global_config = create_global_config
         self._sessions: dict[str, _Session] = {}
+        # Sessions are let go of when idle or beyond the cap (memory: a host may run for weeks).
+        self._lru = SessionLru(max_sessions, idle_seconds, clock)
         # The runtime-wide lock guards only what sessions share (the sessions map, the latest
         # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
@@ -277,7 +284,8 @@ class Runtime:
             )
             with self._lock:
                 self._last[session_id] = outgoing
-            return outgoing
+        self._evict(session_id)
+        return outgoing
 
     @staticmethod
     def _plan(
@@ -393,9 +401,12 @@ class Runtime:
                 fresh.checkpointed = (state.epoch, state.messages_read)
             with self._lock:  # another thread may have made it meanwhile: theirs wins
                 session = self._sessions.setdefault(session_id, fresh)
+                self._lru.touch(session_id)
             behind = False
         else:
             behind = not session.stored
+            with self._lock:
+                self._lru.touch(session_id)
         with self._locked(session) as state:
             if behind:
                 self._catch_up(session)
@@ -446,6 +457,10 @@ class Runtime:
 
         self._checkpoint_folder().save_later(state.session_id, take)
 
+    def wait_for_notices(self, timeout: float = 10.0) -> bool:
+        """Block until the news handed to the host's notify so far was delivered (see ``Notifier.news``)."""
+        return self.notifier.wait(timeout)
+
     def wait_for_checkpoints(self) -> None:
         """Block until every queued checkpoint is on disk."""
         self._checkpoints.wait()
@@ -482,11 +497,19 @@ class Runtime:
             with self._locked(session) as state:
                 state.restart()
 
+    def _evict(self, keep: str) -> None:
+        """Drop the sessions unused for ``idle_seconds`` and the least recently used beyond ``max_sessions``."""
+        with self._lock:
+            victims = self._lru.to_drop(keep)
+        for session_id in victims:
+            self.drop(session_id)
+
     def drop(self, session_id: str) -> None:
         """Forget a session (its saved state stays in the store; it is restored on next sight)."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
             self._last.pop(session_id, None)
+            self._lru.forget(session_id)
         if session is not None:
             with session.lock:
                 self._checkpoint(session, final=True)

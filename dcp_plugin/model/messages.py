@@ -16,6 +16,7 @@ could get wrong (an output that is not a string, an id that is ``null``) checks 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict, TypeGuard
 
@@ -116,14 +117,19 @@ def is_user(message: object) -> bool:
 
 
 def message_time(message: object) -> int:
-    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none."""
+    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none.
+
+    A value that is no finite number (NaN, ±Infinity, which JSON parsers accept) counts as missing.
+    """
     when = info_of(message).get("time")
     if not isinstance(when, dict):
         return 0
     # No list and no max() of it: read for every message of a cold request's history.
     newest: int | float | None = None
     for value in (when.get("created"), when.get("completed")):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and (newest is None or value > newest):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if (isinstance(value, int) or math.isfinite(value)) and (newest is None or value > newest):
             newest = value
     return int(newest) if newest is not None else 0
 

@@ -370,7 +370,7 @@ class SessionState:
             state,
             paths,
             absolute_path(paths[0], self.directory) if paths else None,
-            self.protector.is_protected(paths) if paths else False,
+            self.protector.protected_path(record.tool, state.get("input"), paths) is not None,
             self.directory,
             record.call_id in self.pinned,
         )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.model.jsontext import NumberTooLong, loads
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.importers import load_foreign
 
@@ -70,7 +71,9 @@ def _ends_mid_document(text: str) -> bool:
 def parse_session_text(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(info, messages) from a session's text in any supported format; SessionFileError names the line."""
     try:
-        data = json.loads(text)
+        data = loads(text)
+    except NumberTooLong as exc:
+        raise SessionFileError(f"{where}:{exc.line}:{exc.column}: {exc}; no session holds one") from None
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # one JSON value per line: Claude Code, Codex, request logs
             return load_foreign(text, None, where)

@@ -206,7 +206,7 @@ def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int
         return PINNED
     if record.tool in scope.protected_tools:
         return f"{record.tool} outputs are protected"
-    if paths and scope.protector.is_protected(paths):
+    if scope.protector.protected_path(record.tool, state.get("input"), paths) is not None:
         return "a protected file"
     if state.get("status") != "completed":
         return "the call " + ("failed, so it has no output" if state.get("status") == "error" else "has not finished")
