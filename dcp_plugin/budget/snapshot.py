@@ -18,7 +18,7 @@ from dcp_plugin.budget.calibration import (
 )
 from dcp_plugin.budget.context_now import PrunedBefore, SentPrunes, nothing_pruned, pruned_since_report
 from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
-from dcp_plugin.budget.severity import Severity, severity, usage_ratio
+from dcp_plugin.budget.severity import Severity, ladder_severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
@@ -130,7 +130,7 @@ def build_snapshot(
         provider_reported_tokens=reported,
         context_limit=limit,
         ratio=ratio,
-        severity=severity(ratio),
+        severity=severity(ratio) if thresholds is None else ladder_severity(tokens, thresholds),
         tier=None if thresholds is None else tier(tokens, thresholds),
         thresholds=thresholds,
         tip=context_tip(tokens, thresholds, ratio),
