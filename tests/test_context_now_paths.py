@@ -9,6 +9,7 @@ Each path shows the same figure: the snapshot the toasts read, ``/dcp context`` 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -161,3 +162,38 @@ def test_the_example_host_raises_no_false_alarm_right_after_pruning() -> None:
     )
     assert "pruned" in done.stdout
     assert "hard limit" not in done.stdout and "overflow" not in done.stdout
+
+
+def chat_read(call_id: str, output: str, path: str = "/proj/a.py") -> list[dict[str, Any]]:
+    arguments = json.dumps({"filePath": path})
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "read", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": output},
+    ]
+
+
+def test_pruner_command_shows_the_snapshots_figure_with_the_first_seen_count_less_what_it_prunes() -> None:
+    from dcp_plugin.formats import Pruner
+    from dcp_plugin.model.tokens import estimate_output_tokens
+
+    big = "a line of a file that is long enough to prune\n" * 400
+    size = estimate_output_tokens(big)
+    messages = [
+        {"role": "user", "content": "read a twice, then b"},
+        *chat_read("c1", big),
+        *chat_read("c2", big),  # the same read again: the first is a duplicate from here on
+        *chat_read("c3", big + "b", "/proj/b.py"),
+    ]
+    # The response to the last request (the c3 call), made before this pruner saw the session:
+    # that request carried both reads of a.py whole.
+    whole = 3_000 + 2 * size
+    pruner = Pruner(Runtime("/proj", StaticConfig(DcpConfig())))
+    pruner.openai_chat(messages, session_id="s", model="gpt-4o", usage={"prompt_tokens": whole, "completion_tokens": 10})
+    text = pruner.command("context", session_id="s")
+    assert text is not None
+    (line,) = [line for line in text.splitlines() if line.startswith("Context now: ~")]
+    shown = int(line.removeprefix("Context now: ~").removesuffix(" tokens").replace(",", ""))
+    snapshot = pruner.runtime.snapshot("s")
+    assert snapshot is not None and shown == snapshot.estimated_input_tokens
+    # The next request carries the second read of a.py and the read of b.py; the first read is a placeholder.
+    assert shown == pytest.approx(3_000 + 2 * size, rel=0.02)
