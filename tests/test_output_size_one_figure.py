@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from helpers import PROJECT, SESSION, hook_command, make_config
-from tools_helpers import BIG, ToolHost, lists, user
+from tools_helpers import BIG, ToolHost, lists, reads, user
 
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -30,19 +30,21 @@ def size_in(line: str) -> int:
     return int(found.replace(",", ""))
 
 
-def pin_row(host: ToolHost, ident: str) -> str:
+def command(host: ToolHost, what: str) -> str:
     output: dict[str, Any] = {"parts": []}
-    hook_command(host.runtime, {"command": "dcp", "arguments": "pin", "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
-    return next(line for line in output["parts"][0]["text"].splitlines() if line.strip().startswith(ident))
+    hook_command(host.runtime, {"command": "dcp", "arguments": what, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
+    text: str = output["parts"][0]["text"]
+    return text
+
+
+def pin_row(host: ToolHost, ident: str) -> str:
+    return next(line for line in command(host, "pin").splitlines() if line.strip().startswith(ident))
 
 
 def test_list_discard_toast_and_pin_show_one_size_for_one_output() -> None:
     host, toasts = host_with_toasts()
     host.add(user())
-    ids = []
-    for n in range(3):
-        ids.append(host.read(f"f{n}.py", ODD + str(n)))
-        host.request()
+    ids = reads(host, 3, output=ODD)
     row = next(line for line in lists(host.sent[-1])[0].splitlines() if line.startswith(ids[0]))
     listed = size_in(row)
     assert size_in(pin_row(host, ids[0])) == listed
@@ -54,13 +56,6 @@ def test_list_discard_toast_and_pin_show_one_size_for_one_output() -> None:
     assert size_in(pin_row(host, ids[0]).split(",")[0]) == listed
 
 
-def command(host: ToolHost, what: str) -> str:
-    output: dict[str, Any] = {"parts": []}
-    hook_command(host.runtime, {"command": "dcp", "arguments": what, "sessionID": SESSION, "messages": copy.deepcopy(host.messages)}, output)
-    text: str = output["parts"][0]["text"]
-    return text
-
-
 def list_figure(text: str) -> int:
     (found,) = re.findall(r"~([\d,]+) of prunable lists", text)
     return int(found.replace(",", ""))
@@ -69,15 +64,10 @@ def list_figure(text: str) -> int:
 def test_dcp_context_and_dcp_stats_name_one_prunable_list_figure_before_and_after_a_discard() -> None:
     host, _ = host_with_toasts()
     host.add(user())
-    ids = []
-    for n in range(8):
-        ids.append(host.read(f"f{n}.py", BIG + str(n)))
-        host.request()
+    ids = reads(host, 8)
     first = list_figure(command(host, "context"))
     assert first > 0 and list_figure(command(host, "stats")) == first
     host.use("discard", {"ids": ids[:7], "reason": "noise"})  # the list's own output goes with them
-    for n in range(8, 12):
-        host.read(f"f{n}.py", BIG + str(n))
-        host.request()
+    reads(host, 4, start=8)
     later = list_figure(command(host, "context"))
     assert later != first and list_figure(command(host, "stats")) == later
