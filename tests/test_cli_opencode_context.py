@@ -119,7 +119,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
     """The numbers that do not depend on the budget snapshot."""
     return {
         **{key: data[key] for key in SAME},
-        **{name: data["categories"][name]["tokens"] for name in ("user", "assistant", "tools")},
+        **data["estimates"],
     }
 
 
@@ -155,9 +155,9 @@ def test_the_breakdown_is_what_dcp_context_shows_at_the_end_of_the_session(
     session = fake.add_session("ses_a", git_project, updated=100, size=200)
     data = run_json(capsys, "ses_a")
     assert comparable(data) == comparable(from_scratch(session))
-    content = sum(data["categories"][name]["tokens"] for name in ("user", "assistant", "tools"))
-    # One total: the budget's (anchored on the provider's count), never below what the messages hold.
-    assert data["total_now"] == max(data["snapshot"]["estimated_input_tokens"], content)
+    rows = sum(data["categories"][name]["tokens"] or 0 for name in ("system", "user", "assistant", "tools"))
+    # One total: the budget's (anchored on the provider's count); the rows are its parts.
+    assert data["total_now"] == data["snapshot"]["estimated_input_tokens"] == rows
 
 
 def test_the_table_names_the_session_and_its_title(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -88,7 +88,10 @@ def test_pricing_none_means_pruning_is_free() -> None:
 
 def test_the_net_cost_reads_as_cheaper_or_more_expensive() -> None:
     assert net_sentence(1000.0, 946.0) == "5.4% cheaper than without the plugin"
-    assert net_sentence(1000.0, 1081.0) == "8.1% more expensive than without the plugin"
+    assert net_sentence(1000.0, 1081.0) == (
+        "8.1% more expensive than without the plugin: its placeholders changed parts the provider had cached, "
+        "which it then processed again"
+    )
     assert net_sentence(0.0, 0.0) is None
 
 

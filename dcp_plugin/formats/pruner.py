@@ -24,6 +24,7 @@ from typing import Any
 
 from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
+from dcp_plugin.formats.usage import usage_tokens
 from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
@@ -151,19 +152,36 @@ class Pruner:
         self._lru = SessionLru(max_sessions, idle_seconds, clock)
 
     # -- one entry point per format ---------------------------------------------------------
-    def openai_chat(self, messages: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
-        """The Chat Completions ``messages`` to send, pruned."""
-        return self.prune(OPENAI_CHAT, messages, session_id=session_id, model=model)
+    def openai_chat(
+        self, messages: list[Any], *, session_id: str, model: str | None = None, usage: Any = None
+    ) -> list[Any]:
+        """The Chat Completions ``messages`` to send, pruned.
 
-    def openai_responses(self, items: list[Any], *, session_id: str, model: str | None = None) -> list[Any]:
-        """The Responses ``input`` items to send, pruned."""
-        return self.prune(OPENAI_RESPONSES, items, session_id=session_id, model=model)
+        ``usage``: the previous response (or its ``usage``); its assistant message is the newest
+        one added since the previous call. The context figure then rests on the provider's count.
+        """
+        return self.prune(OPENAI_CHAT, messages, session_id=session_id, model=model, usage=usage)
+
+    def openai_responses(
+        self, items: list[Any], *, session_id: str, model: str | None = None, usage: Any = None
+    ) -> list[Any]:
+        """The Responses ``input`` items to send, pruned; ``usage`` as for :meth:`openai_chat`."""
+        return self.prune(OPENAI_RESPONSES, items, session_id=session_id, model=model, usage=usage)
 
     def anthropic(
-        self, messages: list[Any], *, session_id: str, system: Any = None, model: str | None = None
+        self,
+        messages: list[Any],
+        *,
+        session_id: str,
+        system: Any = None,
+        model: str | None = None,
+        usage: Any = None,
     ) -> list[Any]:
-        """The Messages API ``messages`` to send, pruned; ``system`` is read (for the budget), never changed."""
-        return self.prune(with_system(system), messages, session_id=session_id, model=model)
+        """The Messages API ``messages`` to send, pruned; ``system`` is read (for the budget), never changed.
+
+        ``usage`` as for :meth:`openai_chat` (Anthropic's ``input_tokens`` plus its cache counts).
+        """
+        return self.prune(with_system(system), messages, session_id=session_id, model=model, usage=usage)
 
     # -- the shared flow ---------------------------------------------------------------------
     def prune(
@@ -174,14 +192,18 @@ class Pruner:
         session_id: str,
         model: str | None = None,
         provider: str | None = None,
+        usage: Any = None,
     ) -> list[Any]:
-        """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises."""
+        """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises.
+
+        ``usage``: the provider's usage of the previous response (see :func:`~dcp_plugin.formats.usage.usage_tokens`).
+        """
         if not isinstance(items, list) or not items:
             return items
         with self._lock:
             try:
                 ref = ModelRef(provider or adapter.provider or None, model)
-                session = self._session(adapter, items, session_id, ref)
+                session = self._session(adapter, items, session_id, ref, usage_tokens(usage) if usage is not None else None)
                 view = session.builder.view
                 outgoing = self.runtime.prepare(session_id, view.messages, model=ref, since=session.token)
                 if outgoing is None:
@@ -199,8 +221,14 @@ class Pruner:
             self.forget(other)
         return result
 
-    def _session(self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef) -> _Session:
-        """The session's view, fed with the items added since the last request (or read anew)."""
+    def _session(
+        self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef, tokens: dict[str, Any] | None = None
+    ) -> _Session:
+        """The session's view, fed with the items added since the last request (or read anew).
+
+        ``tokens``: the provider's count for the previous request, kept on the response to it (the
+        newest assistant message added now) unless that message carries its own.
+        """
         session = self._sessions.get(session_id)
         seen = len(session.items) if session is not None else 0
         if (
@@ -221,6 +249,10 @@ class Pruner:
         adapter.feed(session.builder, items, seen)
         session.items.extend(map(self._keep, items[seen:]))
         self._lru.touch(session_id)
+        if tokens is not None:
+            answered = [m for m in messages[known:] if m["info"]["role"] == "assistant"]
+            if answered and "tokens" not in answered[-1]["info"]:
+                answered[-1]["info"]["tokens"] = tokens
         if model.model_id is not None:
             _name_models(messages[known:], session.model or model, model)
             session.model = model
@@ -325,4 +357,6 @@ class Pruner:
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows
                 self._sessions.pop(session_id, None)
                 log.exception("dcp: could not read the messages for /dcp")
-        return answer(self.runtime, COMMAND, arguments, session_id, view, ref if ref.model_id is not None else None)
+        # The host's own count of its messages (tool results are parts of a view message).
+        items = len(messages) if messages else len(known.items) if known is not None else None
+        return answer(self.runtime, COMMAND, arguments, session_id, view, ref if ref.model_id is not None else None, items=items)

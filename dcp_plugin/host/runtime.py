@@ -179,7 +179,11 @@ class Runtime:
         max_sessions: int = MAX_SESSIONS,
         idle_seconds: float = IDLE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        what_if: bool = False,
     ) -> None:
+        # A what-if (a replay of a recorded session): what it sends reaches no provider, so the counts
+        # in the history stay those of the requests as recorded (whole, unless the store says otherwise).
+        self.what_if = what_if
         self.directory = str(Path(directory) if directory is not None else Path.cwd())
         # Relative protected patterns are anchored here: the project root above `directory`.
         self.project_root: str | None = None
@@ -395,6 +399,9 @@ class Runtime:
                     root=self.project_root,
                     tools_offered=self._tools_offered,
                     pinned=stored.pinned,
+                    # The store counted requests this plugin sent for the session: their counts are of pruned requests.
+                    pruned_live=stored.requests > 0,
+                    what_if=self.what_if,
                 )
             fresh = _Session(state, SessionBudget(snapshot), stored=stored.complete)
             if resumed:

@@ -175,7 +175,7 @@ def plugin_host(directory: str, config: DcpConfig | None = None) -> tuple[pluggy
     """
     pm = pluggy.PluginManager(hostspec.PROJECT_NAME)
     pm.add_hookspecs(hostspec)
-    runtime = Runtime(directory, config)
+    runtime = Runtime(directory, config, what_if=True)
     pm.register(DcpPlugin(runtime), name="dcp")
     trace_hooks(pm)
     pm.hook.host_startup(context={"directory": directory, "persist": False})

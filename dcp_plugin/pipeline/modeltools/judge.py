@@ -27,6 +27,7 @@ from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.sizes import output_size
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"
@@ -228,6 +229,7 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
     prunes: list[tuple[CallRecord, Edit]] = []
     labels: list[str] = []
     removed = 0
+    held = 0  # the outputs' sizes, as the list and the toast show them
     for target in targets:
         verdict = _why_not(scope, call, target, edit_of[target.ident])
         if isinstance(verdict, str):
@@ -236,18 +238,19 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
             prunes.append((target.record, edit_of[target.ident]))
             labels.append(f"{target.ident} {target.label}")
             removed += verdict
+            held += output_size(target.state)
     minimum = scope.config.tools.min_tokens
     if not problems and removed < minimum:
         problems.append(
-            f"together the outputs hold {texts.tokens(removed)}, less than a prune is worth ({texts.tokens(minimum)}); "
+            f"together pruning them frees {texts.tokens(removed)}, less than a prune is worth ({texts.tokens(minimum)}); "
             "keep them"
         )
     if problems:
         if unknown:
             problems.append(texts.valid_ids(scope.valid(call.message_index, call.turn), "prunable outputs"))
         return _refusal(call, _action(call.name), problems)
-    text = texts.pruned(_action(call.name), labels, removed)
-    title = f"{call.name}: {texts.outputs(len(prunes))}, {texts.tokens(removed)}"
+    text = texts.pruned(_action(call.name), labels, held)
+    title = f"{call.name}: {texts.outputs(len(prunes))}, {texts.tokens(held)}"
     return Verdict(call.call_id, call.name, True, text, title, tuple(prunes), len(prunes), removed)
 
 
