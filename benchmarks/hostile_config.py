@@ -62,6 +62,8 @@ def hostile_files() -> dict[str, Callable[[], str]]:
         "5,000-digit number": lambda: '{"enabled": true, "strategies": {"purgeErrors": {"turns": ' + "9" * 5000 + "}}}",
         "nested 100k deep": lambda: '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "one 900,000-char pattern": lambda: json.dumps({"protectedFilePatterns": ["a" * 900_000 + "/**"]}),
+        "unclosed [ x 3,990, 250 of them": lambda: json.dumps({"protectedFilePatterns": ["[" * 3990 + str(i) for i in range(250)]}),
+        "a[b x 1,330, 250 of them": lambda: json.dumps({"protectedFilePatterns": ["a[b" * 1330 + str(i) for i in range(250)]}),
         "single-quoted '/*' JSON5": lambda: "{protectedFilePatterns: ['secrets/**', " + "1," * 7_000 + "]}",
     }
 
