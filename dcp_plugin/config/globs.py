@@ -11,6 +11,7 @@ is left is bounded by the budget below and by the path limits in `protection`.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -308,12 +309,50 @@ def pattern_problem(pattern: str) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def compile_spec(patterns: tuple[str, ...], ignore_case: bool) -> pathspec.PathSpec[GitIgnoreBasicPattern] | None:
-    """A PathSpec of the usable patterns (normalized), None when none is left.
+class PatternSet:
+    """The usable patterns of one config, matched as one RE2 set when google-re2 is installed.
+
+    RE2 matches in time linear in the path whatever the patterns (no backtracking): 1,000
+    patterns like `**/*a*b1` took 243 ms on a crafted 255-character name with Python's `re`,
+    one by one, and 0.7 ms as a set. Python's `re` still answers for a path RE2 cannot take (a
+    lone surrogate cannot be encoded) and when RE2 is missing or refuses a pattern.
+    """
+
+    def __init__(self, patterns: list[GitIgnoreBasicPattern]) -> None:
+        self.patterns = patterns
+        self._python = pathspec.PathSpec(patterns, backend="simple")
+        self._re2 = _re2_spec(patterns)
+
+    @property
+    def uses_re2(self) -> bool:
+        """Whether the patterns are matched as one RE2 set."""
+        return self._re2 is not None
+
+    def match_file(self, path: str) -> bool:
+        """Whether the last pattern that matches ``path`` includes it (gitignore's rule)."""
+        if self._re2 is not None:
+            try:
+                return self._re2.match_file(path)
+            except Exception:  # noqa: BLE001, S110 - a path RE2 cannot encode; Python's `re` answers
+                pass
+        return self._python.match_file(path)
+
+
+def _re2_spec(patterns: list[GitIgnoreBasicPattern]) -> pathspec.PathSpec[GitIgnoreBasicPattern] | None:
+    if importlib.util.find_spec("re2") is None:
+        return None
+    try:
+        return pathspec.PathSpec(patterns, backend="re2")
+    except Exception:  # noqa: BLE001 - RE2 refuses some regex Python accepts: Python's `re` then matches them all
+        return None
+
+
+def compile_spec(patterns: tuple[str, ...], ignore_case: bool) -> PatternSet | None:
+    """The usable patterns (normalized), compiled into one set; None when none is left.
 
     Unusable patterns are left out: config validation reported them, and matching one
     could hang the host.
     """
     usable = within_budget([p for p in patterns if isinstance(p, str)]).kept
     compiled = [c for p in usable if not isinstance(c := _compile(p, ignore_case), str)]
-    return pathspec.PathSpec(compiled) if compiled else None
+    return PatternSet(compiled) if compiled else None
