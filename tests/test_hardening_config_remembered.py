@@ -15,7 +15,7 @@ from config_host import GOOD, Host, config_path, project, remove, swap, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hardening_config_empty_save import HALF_SAVED
-from test_hardening_config_last_good import BROKEN, POOL, SWAPPED
+from test_hardening_config_last_good import BROKEN, SWAPPED
 
 from dcp_plugin.config import remembered
 
@@ -104,6 +104,7 @@ def test_the_records_are_kept_in_a_private_folder(project: Path) -> None:
     assert json.loads(record.read_text())["data"] == {"protectedFilePatterns": ["secrets/**"]}
 
 
+POOL = ("alpha/**", "beta/**", "gamma/**")
 EDITS = st.one_of(
     st.tuples(st.just("valid"), st.sets(st.sampled_from(POOL))),
     st.tuples(st.just("broken"), st.sampled_from(KINDS)),
