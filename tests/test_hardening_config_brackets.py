@@ -172,3 +172,10 @@ def test_patterns_refused_for_their_wildcards_do_not_count_against_the_character
     layer = load_layer(path)
     assert layer.data is not None and layer.data["protectedFilePatterns"] == ["secrets/**"]
     assert not any("characters of patterns" in p.text for p in layer.problems)
+
+
+def test_patterns_past_the_character_cap_are_dropped_without_being_scanned() -> None:
+    long = ["[" * 3990 + str(i) for i in range(250)]  # scanning them all ran ~24 million lines
+    globs.normalize.cache_clear()
+    globs.shape.cache_clear()
+    assert lines_run(lambda: globs.within_budget(long)) <= LINES_PER_CHAR * globs.MAX_TOTAL_PATTERN_CHARS // 4

@@ -158,6 +158,7 @@ def unclosed_brackets(pattern: str) -> int:
     return sum(_scan_name(seg).unclosed for seg in split[1] if seg)
 
 
+@functools.lru_cache(maxsize=2048)
 def shape(pattern: str) -> Shape:
     """Count the wildcards of a normalized pattern the way pathspec compiles it."""
     split = _split(pattern)
@@ -194,14 +195,18 @@ class Budgeted:
 def within_budget(patterns: list[Any]) -> Budgeted:
     """The patterns without the costly ones past the first MAX_DEEP_PATTERNS, and without those past MAX_TOTAL_PATTERN_CHARS.
 
-    A pattern refused before it is compiled (too long, too many wildcards) counts no characters.
+    A pattern refused before it is compiled (too long, too many wildcards) counts no characters;
+    one that does not fit is dropped before it is even scanned.
     """
     kept: list[Any] = []
     deep = deep_dropped = long_dropped = chars = 0
     for pattern in patterns:
-        if isinstance(pattern, str) and len(pattern) <= MAX_PATTERN_CHARS and not budget_problem(normalize(pattern)):
+        if isinstance(pattern, str) and len(pattern) <= MAX_PATTERN_CHARS:
             if chars + len(pattern) > MAX_TOTAL_PATTERN_CHARS:
                 long_dropped += 1
+                continue
+            if budget_problem(normalize(pattern)):
+                kept.append(pattern)  # refused with its own message by validation, never compiled
                 continue
             if is_deep(pattern):
                 deep += 1
