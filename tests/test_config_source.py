@@ -209,7 +209,10 @@ def test_empty_or_comment_only_file_warns_and_changes_nothing(env: Env, text: st
     write(env.project_file, text)
     assert env.source().get().debug is True
     (message,) = env.texts()
-    assert message == f"dcp: {env.project_file}: warning: is empty or holds only comments; it sets nothing, so other files and the defaults apply"
+    assert message == (
+        f"dcp: {env.project_file}: warning: is empty or holds only comments (a save in progress?); write `{{}}` in it "
+        f"to set nothing on purpose; {UNUSABLE}"
+    )
 
 
 def test_byte_order_mark_is_accepted(env: Env) -> None:

@@ -17,6 +17,7 @@ from dcp_plugin.config.problems import UNUSABLE, Problem
 from dcp_plugin.config.syntaxhint import explain_syntax_error
 
 MAX_FILE_BYTES = 1024 * 1024
+EMPTY = "is empty or holds only comments (a save in progress?); write `{}` in it to set nothing on purpose"
 # json5 is pure Python: about 0.3 ms per value (a 16 KB list of numbers took 4.7 s) and 12 µs
 # per byte of comment. Beyond these sizes only comments and trailing commas are accepted, through
 # the fast stdlib parser, so no file stalls a request for long: at worst about 0.2 s of comments
@@ -30,8 +31,13 @@ MAX_INT_DIGITS = 4300
 # Possessive (`*+`) so that an unterminated string or comment is consumed once to the end of the
 # file, not rescanned from every later quote or `/*` (that was quadratic: 20,000 `/*` took 18 s).
 # JSON5's single-quoted strings are strings too: `'secrets/**'` holds no comment.
+# A `//` comment ends at any JSON5 line terminator (LF, CR, U+2028, U+2029): a file saved with CR
+# line ends was one comment to its end before. U+2028/U+2029 outside strings are JSON5 white
+# space, blanked here too, so the fast stdlib parser reads such a file.
 _COMMENT_OR_STRING = re.compile(
-    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL
+    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n\r\u2028\u2029]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?'
+    r"|[\u2028\u2029]",
+    re.DOTALL,
 )
 _COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|,(?=\s*+[\]}])', re.DOTALL)
 _NOT_NEWLINE = re.compile(r"[^\n]")
@@ -227,10 +233,9 @@ def parse_text(text: str, name: str) -> Parsed:
     repeats.keys.clear()
     plain = blank_comments(text)
     if not plain.strip():
-        return Parsed(
-            {},
-            [Problem("warning", name, "is empty or holds only comments; it sets nothing, so other files and the defaults apply")],
-        )
+        # Most often a save in progress (an editor that truncates, then writes): using it as "sets
+        # nothing" would unprotect every protected file for a request. `{}` sets nothing on purpose.
+        return Parsed(None, [Problem("warning", name, f"{EMPTY}; {UNUSABLE}")])
     try:
         data = json.loads(plain, parse_int=_parse_int, object_pairs_hook=repeats)
     except RecursionError:

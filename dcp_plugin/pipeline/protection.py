@@ -10,10 +10,7 @@ import sys
 import urllib.parse
 from collections.abc import Iterable, Sequence
 
-import pathspec
-from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
-
-from dcp_plugin.config.globs import compile_spec
+from dcp_plugin.config.globs import PatternSet, compile_spec
 from dcp_plugin.pipeline.commandpaths import command_paths
 
 # The argument keys that hold a path, at the top level of a tool's input and in each entry of
@@ -201,7 +198,7 @@ def too_long(path: str) -> bool:
 class _Matcher:
     """The compiled patterns of one config, with a bounded verdict per path form."""
 
-    def __init__(self, spec: pathspec.PathSpec[GitIgnoreBasicPattern]) -> None:
+    def __init__(self, spec: PatternSet) -> None:
         self.matches = functools.lru_cache(maxsize=VERDICT_CACHE_SIZE)(self._match)
         self._spec = spec
 
