@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dcp_plugin.model.messages import locate
 from dcp_plugin.pipeline.decisions import Decision
 
 
 def _original(messages: Sequence[Any], decision: Decision) -> str:
-    record = decision.record
-    value = messages[record.message_index]["parts"][record.part_index]["state"].get(decision.field)
+    state = locate(messages, decision.record)
+    value = state.get(decision.field) if state is not None else None
     return value if isinstance(value, str) else ""
 
 

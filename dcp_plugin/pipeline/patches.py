@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
-from dcp_plugin.model.messages import Message, ToolState, call_id_of
+from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.freshness import still_fits
 from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
@@ -171,18 +171,9 @@ def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_toke
     for decision in applied:
         if decision.superseded or (decision.withdraws is not None and not since_token):
             continue
-        record = decision.record
-        call_id = record.call_id
-        try:
-            message = messages[record.message_index]
-            part = message["parts"][record.part_index]
-            state = part["state"]
-        except (IndexError, KeyError, TypeError):
-            raise Desync(call_id) from None
-        if type(state) is not dict:
-            raise Desync(call_id)
-        if part.get("callID") != call_id and call_id_of(part, message, record.message_index, record.part_index) != call_id:
-            raise Desync(call_id)
+        state = locate(messages, decision.record)
+        if state is None:
+            raise Desync(decision.record.call_id)
         if decision.withdraws is None and not still_fits(decision, state):
             continue  # the host changed the field since: it goes out as the host sent it
         keep_decision(decision)
