@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dcp_plugin.model.messages import locate
 from dcp_plugin.pipeline.decisions import Decision
 
 
 def _field(messages: Sequence[Any], decision: Decision) -> Any:
-    record = decision.record
-    return messages[record.message_index]["parts"][record.part_index]["state"].get(decision.field)
+    state = locate(messages, decision.record)
+    return state.get(decision.field) if state is not None else None
 
 
 def utf16_index(text: str, index: int) -> int:

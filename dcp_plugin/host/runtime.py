@@ -47,6 +47,7 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
+from dcp_plugin.model.messages import call_message
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.freshness import kept_went_stale
@@ -761,10 +762,5 @@ def _list_tokens(state: SessionState) -> int:
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:
     """The index of the message holding the tool call ``call_id`` (searched from the end), else the list's length."""
-    if call_id:
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            parts = message.get("parts") if isinstance(message, dict) else None
-            if isinstance(parts, list) and any(isinstance(p, dict) and p.get("callID") == call_id for p in parts):
-                return index
-    return len(messages)
+    index = call_message(messages, call_id) if call_id else None
+    return len(messages) if index is None else index

@@ -16,7 +16,7 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.model.messages import info_of, message_time, session_id_of
+from dcp_plugin.model.messages import info_of, locate, message_time, session_id_of
 from dcp_plugin.model.refs import ModelRef, model_ref
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
@@ -188,8 +188,9 @@ def undo_patches(original: Sequence[dict[str, Any]], patches: Patches, offset: i
     ``offset``: where the request's first message sits in ``original`` (after a compaction).
     """
     for decision, target in patches:
-        record = decision.record
-        source = original[offset + record.message_index]["parts"][record.part_index]["state"]
+        source = locate(original, decision.record, offset)
+        if source is None:
+            raise ValueError(f"call {decision.call_id} is not in the original messages where it was patched")
         target[decision.field] = source[decision.field]
 
 
