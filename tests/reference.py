@@ -25,6 +25,7 @@ from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage, tokens_removed
+from dcp_plugin.pipeline.commandpaths import command_paths
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.ids import SHORT, short_id
 from dcp_plugin.pipeline.labels import call_label, relative
@@ -237,7 +238,8 @@ def reference_decisions(
     by_id = {c["id"]: c for c in run.calls}
 
     def path_protected(call: dict[str, Any]) -> bool:
-        return protector.is_protected(extract_paths(call["tool"], call["input"]))
+        # What the shell command prints is protected like a path argument (README, Protected files).
+        return protector.is_protected([*extract_paths(call["tool"], call["input"]), *command_paths(call["input"])])
 
     def path_of(call: dict[str, Any]) -> str | None:
         paths = extract_paths(call["tool"], call["input"])

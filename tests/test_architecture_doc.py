@@ -50,3 +50,35 @@ def test_every_dotted_name_the_architecture_doc_cites_is_defined() -> None:
 def test_the_readme_first_screen_links_the_architecture_doc() -> None:
     first_screen = (ROOT / "README.md").read_text(encoding="utf-8")[:4000]
     assert "docs/ARCHITECTURE.md" in first_screen
+
+
+# A document named in a comment or docstring (`PROTOCOL.md`, `docs/ARCHITECTURE.md`).
+_DOCUMENT = re.compile(r"\b((?:[a-z]+/)*[A-Z][A-Z_]+\.md)\b")
+
+
+def _comments_and_docstrings(path: Path) -> str:
+    """The comments and docstrings of a Python or TOML file (not its string data, which may name anything)."""
+    import ast
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        return "\n".join(line.split("#", 1)[1] for line in text.splitlines() if "#" in line)
+    with path.open("rb") as handle:
+        comments = [tok.string for tok in tokenize.tokenize(handle.readline) if tok.type == tokenize.COMMENT]
+    tree = ast.parse(text)
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]
+    docstrings = [ast.get_docstring(n) or "" for n in nodes]
+    return "\n".join(comments + docstrings)
+
+
+def test_every_document_a_comment_or_docstring_names_is_in_the_repository() -> None:
+    documents = {path.name for path in ROOT.rglob("*.md") if ".git" not in path.parts}
+    sources = [ROOT / "pyproject.toml", *sorted((ROOT / "dcp_plugin").rglob("*.py")), *sorted((ROOT / "tests").glob("*.py"))]
+    missing = sorted(
+        f"{source.relative_to(ROOT)}: {name}"
+        for source in sources
+        for name in set(_DOCUMENT.findall(_comments_and_docstrings(source)))
+        if name.rsplit("/", 1)[-1] not in documents
+    )
+    assert not missing, f"comments name documents that are not in the repository: {missing}"

@@ -25,3 +25,10 @@ def test_the_benchmark_prints_a_row_per_file(capsys: pytest.CaptureFixture[str])
     main(["--requests", "1", "--only", "5,000-digit number"])
     rows = capsys.readouterr().out.splitlines()
     assert rows[2].startswith("5,000-digit number")
+
+
+def test_the_benchmark_measures_a_new_path_as_one_re2_set_and_one_by_one() -> None:
+    from benchmarks.hostile_config import new_path_ratio
+
+    result = new_path_ratio(patterns=50, paths=1)
+    assert result["re2"] is True and result["patterns"] == 50 and result["ratio"] is not None

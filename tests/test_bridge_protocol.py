@@ -55,7 +55,16 @@ def test_a_duplicate_read_gets_an_output_patch_addressed_by_position_and_ids():
         "callID": messages[1]["parts"][0]["callID"],
         "field": "output",
         "value": named(DUPLICATE_PLACEHOLDER, messages[1]),
+        "expect": {"length": 400, "head": "x" * 32, "tail": "x" * 32},  # the output it replaces (PROTOCOL.md)
     }
+
+
+def test_a_whole_output_patch_names_the_output_it_was_made_for_in_utf16_units():
+    messages = dup_session()
+    for message in messages[1:]:
+        message["parts"][0]["state"]["output"] = "😀" + "é" * 300 + "end"
+    [patch] = Harness().transform("ses_a", messages)["patches"]
+    assert patch["expect"] == {"length": 2 + 300 + 3, "head": "😀" + "é" * 31, "tail": "é" * 29 + "end"}
 
 
 def test_the_reply_echoes_the_request_id():

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dcp_plugin.budget import compute_thresholds, context_tip, tip_text
+from dcp_plugin.budget.tips import TipId
 
 T = compute_thresholds(200_000)
 
@@ -65,3 +66,10 @@ def test_critical_tip_says_to_compact_before_the_window_overflows() -> None:
 
 def test_tip_text_shows_the_numbers() -> None:
     assert "150,000 of 200,000 tokens" in tip_text("context-warn", 150_000, 200_000)
+
+
+@pytest.mark.parametrize("tip", ["context-warn", "context-high"])
+def test_a_tip_below_the_hard_limit_advises_compacting_and_never_says_the_host_compacts(tip: TipId) -> None:
+    text = tip_text(tip, 24_000, 32_000)
+    assert "advised" in text
+    assert "automatic" not in text and "keeps the session going" not in text and "will be due" not in text

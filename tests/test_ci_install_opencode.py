@@ -25,7 +25,8 @@ done
 pkg="$prefix/node_modules/opencode-fake-platform"
 mkdir -p "$pkg/bin" "$prefix/node_modules/opencode-ai"
 printf '{"name": "opencode-fake-platform", "version": "%s"}\\n' "$OPENCODE_VERSION" >"$pkg/package.json"
-printf '#!/bin/sh\\necho %s\\n' "$OPENCODE_VERSION" >"$pkg/bin/opencode"
+# Like the real binary, any start (--version too) creates opencode/ in each XDG dir.
+printf '#!/bin/sh\\nmkdir -p "${XDG_CONFIG_HOME:-$HOME/.config}/opencode" "${XDG_DATA_HOME:-$HOME/.local/share}/opencode" "${XDG_CACHE_HOME:-$HOME/.cache}/opencode" "${XDG_STATE_HOME:-$HOME/.local/state}/opencode"\\necho %s\\n' "$OPENCODE_VERSION" >"$pkg/bin/opencode"
 chmod +x "$pkg/bin/opencode"
 """
 
@@ -131,3 +132,32 @@ def test_runs_started_together_download_once_and_print_the_same_binary(fake_env:
     printed = {run.communicate(timeout=60)[0] for run in runs}
     assert npm_calls(fake_env) == 1
     assert len(printed) == 1 and Path(printed.pop().strip()).is_file()
+
+
+def opencode_dirs(root: Path) -> list[Path]:
+    """The `opencode/` folders an OpenCode start leaves under ``root``."""
+    return sorted(p for p in root.rglob("opencode") if p.is_dir() and "dcp-plugin" not in p.parts)
+
+
+def test_the_fake_binary_creates_opencode_folders_as_the_real_one_does(fake_env: dict[str, str], tmp_path: Path) -> None:
+    # The premise of the next tests: started with the user's HOME, it leaves opencode/ folders there.
+    binary = Path(run_script(fake_env, tmp_path).stdout.strip())
+    subprocess.run([str(binary), "--version"], env=fake_env, capture_output=True, check=True)
+    assert len(opencode_dirs(Path(fake_env["HOME"]))) == 4
+
+
+def test_installing_leaves_the_users_xdg_dirs_as_they_were(fake_env: dict[str, str], tmp_path: Path) -> None:
+    done = run_script(fake_env, tmp_path)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+    assert opencode_dirs(Path(fake_env["HOME"])) == []
+
+
+def test_checking_an_existing_install_leaves_the_users_xdg_dirs_as_they_were(fake_env: dict[str, str], tmp_path: Path) -> None:
+    first = Path(run_script(fake_env, tmp_path).stdout.strip())
+    # Without the marker the script asks the installed binary its version.
+    (Path(fake_env["HOME"]) / ".cache" / "dcp-plugin" / f"opencode-{VERSION}" / ".binary-path").unlink()
+    xdg = tmp_path / "xdg"
+    env = {**fake_env, **{var: str(xdg / var.lower()) for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}}
+    second = run_script(env, tmp_path)
+    assert Path(second.stdout.strip()) == first
+    assert opencode_dirs(Path(fake_env["HOME"])) == [] and opencode_dirs(xdg) == []

@@ -104,6 +104,24 @@ def test_bad_json_on_stdin_names_stdin_and_the_position(monkeypatch: pytest.Monk
     assert "dcp replay: standard input:1:2: not valid JSON" in capsys.readouterr().err
 
 
+def test_a_session_cut_short_on_stdin_says_to_export_to_a_file(
+    session_text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    feed_stdin(monkeypatch, session_text[: len(session_text) // 2])
+    assert main(["replay", "-"]) == 1
+    err = capsys.readouterr().err
+    assert "ends mid-document" in err
+    assert "opencode export SESSION_ID > session.json" in err
+
+
+def test_bad_json_inside_a_whole_document_on_stdin_gets_no_cut_short_advice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    feed_stdin(monkeypatch, '{"messages": [oops]}')
+    assert main(["replay", "-"]) == 1
+    assert "ends mid-document" not in capsys.readouterr().err
+
+
 def test_empty_stdin_says_what_was_expected(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     feed_stdin(monkeypatch, "")
     assert main(["replay", "-"]) == 1

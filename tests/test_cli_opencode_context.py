@@ -18,9 +18,19 @@ from dcp_plugin.replay.simulate import generate_session
 
 # Answers `session list --format json` from $FAKE_OPENCODE/sessions.json and `export ID` from
 # $FAKE_OPENCODE/<ID>.json (with the status line the real one prints first), logging each call.
+# Like OpenCode 1.18 it cuts stdout short when stdout is a pipe (here after PIPE_LIMIT bytes).
+PIPE_LIMIT = 4096
 FAKE_OPENCODE = f"""#!{sys.executable}
 import json, os, stat, sys
 base = os.environ["FAKE_OPENCODE"]
+if stat.S_ISFIFO(os.fstat(1).st_mode):
+    _write = sys.stdout.write
+    _left = [{PIPE_LIMIT}]
+    def _cut(text):
+        kept = text[: _left[0]]
+        _left[0] -= len(kept)
+        return _write(kept)
+    sys.stdout.write = _cut
 with open(os.path.join(base, "calls.jsonl"), "a") as log:
     log.write(json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd()}}) + "\\n")
 args = [a for a in sys.argv[1:] if a != "--pure"]
@@ -36,11 +46,7 @@ if args[:1] == ["export"]:
         print("\\x1b[91m\\x1b[1mError: \\x1b[0mSession not found: " + args[1], file=sys.stderr)
         sys.exit(1)
     print("Exporting session: " + args[1], file=sys.stderr)
-    text = open(path).read()
-    # Like OpenCode, cut what goes into a pipe short (a file gets it whole).
-    if stat.S_ISFIFO(os.fstat(1).st_mode):
-        text = text[:65536]
-    print(text)
+    print(open(path).read())
     sys.exit(0)
 sys.exit(3)
 """
@@ -113,7 +119,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
     """The numbers that do not depend on the budget snapshot."""
     return {
         **{key: data[key] for key in SAME},
-        **{name: data["categories"][name]["tokens"] for name in ("user", "assistant", "tools")},
+        **data["estimates"],
     }
 
 
@@ -149,9 +155,9 @@ def test_the_breakdown_is_what_dcp_context_shows_at_the_end_of_the_session(
     session = fake.add_session("ses_a", git_project, updated=100, size=200)
     data = run_json(capsys, "ses_a")
     assert comparable(data) == comparable(from_scratch(session))
-    content = sum(data["categories"][name]["tokens"] for name in ("user", "assistant", "tools"))
-    # One total: the budget's (anchored on the provider's count), never below what the messages hold.
-    assert data["total_now"] == max(data["snapshot"]["estimated_input_tokens"], content)
+    rows = sum(data["categories"][name]["tokens"] or 0 for name in ("system", "user", "assistant", "tools"))
+    # One total: the budget's (anchored on the provider's count); the rows are its parts.
+    assert data["total_now"] == data["snapshot"]["estimated_input_tokens"] == rows
 
 
 def test_the_table_names_the_session_and_its_title(fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -252,12 +258,23 @@ def test_without_an_id_an_empty_newest_session_is_passed_over(
     assert run_json(capsys)["session"] == "ses_a"
 
 
-def test_a_long_export_is_read_whole_though_opencode_cuts_pipes_short(
+def test_the_fake_cuts_its_output_short_on_a_pipe(fake: Fake, git_project: Path) -> None:
+    # The premise of the next test: piped, the export is truncated as OpenCode 1.18's is.
+    import subprocess
+
+    fake.add_session("ses_big", git_project, updated=7, size=200)
+    whole = (fake.base / "ses_big.json").read_text()
+    assert len(whole) > 10 * PIPE_LIMIT
+    piped = subprocess.run(["opencode", "export", "ses_big"], capture_output=True, text=True, check=True).stdout
+    assert len(piped) == PIPE_LIMIT
+
+
+def test_a_large_export_is_read_whole_although_opencode_cuts_pipes_short(
     fake: Fake, git_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    session = fake.add_session("ses_long", git_project, updated=100, size=400)
-    assert (fake.base / "ses_long.json").stat().st_size > 4 * 65536
-    assert run_json(capsys, "ses_long")["messages"] == len(session["messages"])
+    session = fake.add_session("ses_big", git_project, updated=7, size=200)
+    data = run_json(capsys, "ses_big")
+    assert data["tool_calls"] == from_scratch(session)["tool_calls"]
 
 
 def test_report_writes_the_html_page_of_the_latest_session(

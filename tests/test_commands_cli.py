@@ -57,15 +57,12 @@ def test_context_json_matches_a_from_scratch_computation(session_file: tuple[Pat
     data = json.loads(capsys.readouterr().out)
     want = expected_breakdown(session)
     categories = data["categories"]
-    assert (categories["user"]["tokens"], categories["assistant"]["tokens"], categories["tools"]["tokens"]) == (
-        want["user"],
-        want["assistant"],
-        want["tools"],
-    )
+    assert data["estimates"] == {"user": want["user"], "assistant": want["assistant"], "tools": want["tools"]}
     assert data["pruned_calls"] == want["pruned"]
-    system = categories["system"]["tokens"] or 0
-    assert data["total_without_plugin"] - system == want["without"]
-    assert data["total_now"] == system + want["user"] + want["assistant"] + want["tools"]
+    assert data["total_without_plugin"] - data["total_now"] == want["without"] - (want["user"] + want["assistant"] + want["tools"])
+    # One total, the snapshot's; the rows are its parts.
+    assert data["total_now"] == data["snapshot"]["estimated_input_tokens"]
+    assert data["total_now"] == sum(categories[name]["tokens"] or 0 for name in ("system", "user", "assistant", "tools"))
 
 
 def test_context_json_carries_the_snapshot_severity_and_ladder(session_file: tuple[Path, dict[str, Any]], capsys: Any) -> None:
@@ -80,8 +77,10 @@ def test_context_table_shows_the_categories_and_the_ladder(session_file: tuple[P
     path, session = session_file
     assert main(["context", str(path)]) == 0
     out = capsys.readouterr().out
-    want = expected_breakdown(session)
-    assert f"~{want['tools']:,}" in out
+    main(["context", str(path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert f"Context now: ~{data['total_now']:,} tokens" in out
+    assert f"~{data['categories']['tools']['tokens']:,}" in out
     assert "Hard threshold" in out and "Severity:" in out
 
 

@@ -66,8 +66,15 @@ def tokens_of(text: str, name: str) -> int:
     return int(row(text, name).split()[1].lstrip("~").replace(",", ""))
 
 
-def test_context_reports_each_message_category_in_tokens(tmp_path: Path) -> None:
-    text = context_reply(make_runtime(tmp_path), known_session())
+def share(text: str, estimate: int) -> float:
+    """A category's row with a report: its estimate's share of what the total leaves beside System."""
+    return estimate * (total_of(text) - tokens_of(text, "System")) / (USER + ASSISTANT + TOOLS_NOW)
+
+
+def test_context_reports_each_message_category_in_tokens_without_a_report(tmp_path: Path) -> None:
+    messages = known_session()
+    del messages[3]["info"]["tokens"]
+    text = context_reply(make_runtime(tmp_path), messages)
     assert row(text, "User").split()[1] == f"~{USER:,}"
     assert row(text, "Assistant").split()[1] == f"~{ASSISTANT:,}"
     assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
@@ -86,14 +93,25 @@ def test_the_categories_add_up_to_the_total(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
     parts = [tokens_of(text, name) for name in ("System", "User", "Assistant", "Tools")]
     assert sum(parts) == total_of(text)
-    assert parts[0] == total_of(text) - (USER + ASSISTANT + TOOLS_NOW)
+
+
+def test_system_is_what_the_first_reported_prompt_carried_beyond_its_messages(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    # The one report (1,000) came with the first three messages as stored: user 40 chars, the read, user 80 chars.
+    assert tokens_of(text, "System") == 1_000 - (USER + READ_INPUT + OUTPUT)
+
+
+def test_with_a_report_the_message_rows_share_the_rest_of_the_total_by_their_estimates(tmp_path: Path) -> None:
+    text = context_reply(make_runtime(tmp_path), known_session())
+    for name, estimate in (("User", USER), ("Assistant", ASSISTANT), ("Tools", TOOLS_NOW)):
+        assert tokens_of(text, name) == pytest.approx(share(text, estimate), abs=1), name
 
 
 def test_context_reports_percent_of_the_total_per_category(tmp_path: Path) -> None:
     text = context_reply(make_runtime(tmp_path), known_session())
     total = total_of(text)
-    assert row(text, "Tools").split()[2] == f"{100 * TOOLS_NOW / total:.1f}%"
-    assert row(text, "User").split()[2] == f"{100 * USER / total:.1f}%"
+    assert row(text, "Tools").split()[2] == f"{100 * tokens_of(text, 'Tools') / total:.1f}%"
+    assert row(text, "User").split()[2] == f"{100 * tokens_of(text, 'User') / total:.1f}%"
 
 
 def test_context_counts_tool_calls_in_context_and_pruned(tmp_path: Path) -> None:
@@ -162,7 +180,7 @@ def test_context_right_after_a_request_agrees_with_the_pruned_request(tmp_path: 
     hook_transform(runtime, {"sessionID": SESSION}, {"messages": sent})
     text = context_reply(runtime, known_session())
     assert sent[1]["parts"][0]["state"]["output"] == named(DUPLICATE_PLACEHOLDER, sent[1])
-    assert row(text, "Tools").split()[1] == f"~{TOOLS_NOW:,}"
+    assert tokens_of(text, "Tools") == pytest.approx(share(text, TOOLS_NOW), abs=1)
 
 
 def test_context_does_not_change_the_messages_it_is_given(tmp_path: Path) -> None:

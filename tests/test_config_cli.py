@@ -114,6 +114,15 @@ def test_validate_reports_every_error_and_exits_1(workdir: Path, capsys: pytest.
     ]
 
 
+def test_validate_lists_errors_before_warnings_as_the_host_does(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    warned, broken = workdir / "a.jsonc", workdir / "b.jsonc"
+    warned.write_text('{"enabld": true}')
+    broken.write_text('{"debug": 1}')
+    assert run("validate", str(warned), str(broken)) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dcp: ")]
+    assert lines[0].startswith(f"dcp: {broken}: debug: error") and lines[1].startswith(f"dcp: {warned}: enabld: warning")
+
+
 def test_validate_with_only_warnings_exits_0(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = workdir / "warn.jsonc"
     path.write_text('{"debugg": true}')

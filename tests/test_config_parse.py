@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.config import parse
-from dcp_plugin.config.parse import MAX_FILE_BYTES, blank_comments, parse_text, read_text
+from dcp_plugin.config.parse import EMPTY, MAX_FILE_BYTES, blank_comments, parse_text, read_text
+from dcp_plugin.config.problems import UNUSABLE
 
 
 def test_comments_and_trailing_commas_are_accepted() -> None:
@@ -37,17 +38,30 @@ def test_blanking_comments_keeps_every_position() -> None:
     assert [i for i, c in enumerate(text) if c == "\n"] == [i for i, c in enumerate(blanked) if c == "\n"]
 
 
-def test_empty_file_is_a_warning_and_sets_nothing() -> None:
+def test_an_empty_file_is_a_warning_and_cannot_be_used() -> None:
     parsed = parse_text("", "/p/dcp.jsonc")
-    assert parsed.data == {}
+    assert parsed.data is None
     assert [p.level for p in parsed.problems] == ["warning"]
-    assert "is empty or holds only comments" in parsed.problems[0].render()
+    assert "is empty or holds only comments (a save in progress?); write `{}`" in parsed.problems[0].render()
 
 
-def test_comments_only_file_is_a_warning_and_sets_nothing() -> None:
+def test_a_comments_only_file_is_a_warning_and_cannot_be_used() -> None:
     parsed = parse_text("// nothing here\n/* still nothing */\n", "f")
-    assert parsed.data == {}
+    assert parsed.data is None
     assert [p.level for p in parsed.problems] == ["warning"]
+
+
+@pytest.mark.parametrize("newline", ["\r", "\u2028", "\u2029", "\r\n"])
+def test_a_line_comment_ends_at_any_json5_line_terminator(newline: str) -> None:
+    parsed = parse_text(f'// protections{newline}{{"protectedFilePatterns": ["secrets/**"]}}{newline}', "f")
+    assert parsed.data == {"protectedFilePatterns": ["secrets/**"]}
+
+
+@pytest.mark.parametrize("newline", ["\r", "\u2028", "\u2029"])
+def test_a_file_too_big_for_json5_with_line_comments_ended_by_any_terminator_is_read(newline: str) -> None:
+    padding = f"// padding{newline}" * 3000  # past the size JSON5 syntax is accepted in
+    parsed = parse_text(f'{padding}{{"protectedFilePatterns": ["secrets/**"]}}', "f")
+    assert parsed.data == {"protectedFilePatterns": ["secrets/**"]}
 
 
 def test_syntax_error_names_line_and_column_and_skips_the_file() -> None:
@@ -56,7 +70,7 @@ def test_syntax_error_names_line_and_column_and_skips_the_file() -> None:
     (problem,) = parsed.problems
     assert (problem.level, problem.line, problem.column) == ("error", 3, 3)
     assert problem.render().startswith("dcp: /p/dcp.jsonc:3:3: error: syntax error")
-    assert "the whole file is skipped" in problem.render()
+    assert UNUSABLE in problem.render()
 
 
 def test_unterminated_object_says_end_of_file() -> None:
@@ -188,7 +202,8 @@ def test_deep_nesting_with_json5_syntax_is_reported_not_raised() -> None:
 @given(st.text(alphabet=st.sampled_from(list('{}[]",:/*\n tab01-ex\\\'')), max_size=60))
 def test_parsing_never_raises(text: str) -> None:
     parsed = parse_text(text, "f")
-    assert (parsed.data is None) == any(p.level == "error" for p in parsed.problems)
+    unusable = any(p.level == "error" or p.text.startswith(EMPTY) for p in parsed.problems)
+    assert (parsed.data is None) == unusable
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,6 +13,7 @@ from dcp_plugin.config import source as source_mod
 from dcp_plugin.config.loader import LayerResult
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import MAX_FILE_BYTES
+from dcp_plugin.config.problems import SUMMARY_LIMIT, UNUSABLE, Problem, summary
 from dcp_plugin.config.schema import defaults
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.validate import LEGACY_TEXT
@@ -189,7 +190,7 @@ def test_unparseable_project_file_is_skipped_whole(env: Env) -> None:
     assert (config.debug, config.enabled) == (True, True)
     (message,) = env.texts()
     assert message.startswith(f"dcp: {env.project_file}:3:2: error: syntax error")
-    assert "the whole file is skipped" in message
+    assert UNUSABLE in message
 
 
 def test_unknown_key_warns_with_suggestion_and_the_rest_applies(env: Env) -> None:
@@ -208,7 +209,10 @@ def test_empty_or_comment_only_file_warns_and_changes_nothing(env: Env, text: st
     write(env.project_file, text)
     assert env.source().get().debug is True
     (message,) = env.texts()
-    assert message == f"dcp: {env.project_file}: warning: is empty or holds only comments; it sets nothing, so other files and the defaults apply"
+    assert message == (
+        f"dcp: {env.project_file}: warning: is empty or holds only comments (a save in progress?); write `{{}}` in it "
+        f"to set nothing on purpose; {UNUSABLE}"
+    )
 
 
 def test_byte_order_mark_is_accepted(env: Env) -> None:
@@ -241,8 +245,7 @@ def test_directory_where_the_file_should_be_is_reported(env: Env) -> None:
     env.project_file.mkdir()
     assert env.source().get() == DcpConfig()
     assert env.texts() == [
-        f"dcp: {env.project_file}: error: is a directory, not a file; the whole file is skipped; "
-        "its settings come from the other config files and the defaults"
+        f"dcp: {env.project_file}: error: is a directory, not a file; {UNUSABLE}"
     ]
 
 
@@ -257,7 +260,8 @@ def test_deeply_nested_junk_is_dropped_and_the_rest_applies(env: Env) -> None:
     write(env.project_file, f'{{"debug": true, "enabled": {junk}, "junk": {junk}}}')
     config = env.source().get()
     assert (config.debug, config.enabled) == (True, True)
-    assert len(env.texts()) == 2
+    [message] = env.texts()
+    assert message.startswith(f"dcp: 2 config problems (1 error, 1 warning) in {env.project_file}:")
 
 
 def test_nesting_too_deep_to_parse_skips_the_file(env: Env) -> None:
@@ -275,8 +279,7 @@ def test_unreadable_file_is_reported_and_skipped(env: Env, monkeypatch: pytest.M
     monkeypatch.setattr("dcp_plugin.config.parse.open_file", denied)
     assert env.source(create_global=False).get().debug is False
     assert env.texts() == [
-        f"dcp: {env.project_file}: error: cannot be read (Permission denied); the whole file is skipped; "
-        "its settings come from the other config files and the defaults"
+        f"dcp: {env.project_file}: error: cannot be read (Permission denied); {UNUSABLE}"
     ]
 
 
@@ -312,7 +315,8 @@ def test_each_problem_is_reported_once_not_per_request(env: Env) -> None:
     source = env.source()
     for _ in range(5):
         source.get()
-    assert len(env.messages) == 2
+    [(_, message)] = env.messages
+    assert "debug: error" in message and "enabld: warning" in message
 
 
 def test_problems_are_reported_again_after_the_file_changes(env: Env) -> None:
@@ -420,3 +424,78 @@ def test_messages_carry_no_session(env: Env) -> None:
     write(env.project_file, '{"debug": 1}')
     env.source().get()
     assert [session for session, _ in env.messages] == [None]
+
+
+# all problems of a read in one message (one toast: several at once leave only the last visible)
+
+THREE_PROBLEMS = '{"debug": 1, "enabld": true, "pruneNotification": "loud"}'
+
+
+def test_three_problems_in_one_file_are_one_message(env: Env) -> None:
+    write(env.project_file, THREE_PROBLEMS)
+    env.source().get()
+    [message] = env.texts()
+    assert message.splitlines()[0] == f"dcp: 3 config problems (2 errors, 1 warning) in {env.project_file}:"
+    assert len(message.splitlines()) == 4
+
+
+def test_the_summary_lists_errors_before_warnings(env: Env) -> None:
+    write(env.project_file, '{"enabld": true, "debug": 1, "pruneNotification": "loud"}')
+    env.source().get()
+    levels = [line.split(": ")[1] for line in env.texts()[0].splitlines()[1:]]
+    assert levels == ["error", "error", "warning"]
+
+
+def test_a_summary_over_one_file_names_it_once(env: Env) -> None:
+    write(env.project_file, THREE_PROBLEMS)
+    env.source().get()
+    assert env.texts()[0].count(str(env.project_file)) == 1
+
+
+def test_a_summary_over_two_files_names_each_problems_file(env: Env) -> None:
+    write(env.global_file, '{"debug": 1}')
+    write(env.project_file, '{"enabld": true}')
+    env.source(create_global=False).get()
+    [message] = env.texts()
+    head, *lines = message.splitlines()
+    assert head.endswith(f"in {env.global_file}, {env.project_file}:")
+    assert lines[0].startswith(f"- {env.global_file}: debug: error") and lines[1].startswith(f"- {env.project_file}: enabld: warning")
+
+
+def test_a_summary_of_many_problems_says_how_many_more_and_where_to_see_them() -> None:
+    problems = [Problem("warning", "/p/dcp.jsonc", f"problem {i}", key=f"k{i}") for i in range(SUMMARY_LIMIT + 3)]
+    lines = (summary(problems) or "").splitlines()
+    assert len(lines) == 1 + SUMMARY_LIMIT + 1
+    assert lines[-1] == "- and 3 more problems: `dcp config validate` lists them all"
+
+
+def test_one_problem_is_its_own_message(env: Env) -> None:
+    write(env.project_file, '{"debug": 1}')
+    env.source().get()
+    [message] = env.texts()
+    assert message.startswith(f"dcp: {env.project_file}: debug: error:") and "\n" not in message
+
+
+def test_an_unusable_file_is_described_in_the_same_words_by_the_host_and_the_cli(
+    env: Env, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dcp_plugin.cli.main import main
+
+    write(env.project_file, '{"debug": true,,}')
+    env.source(create_global=False).get()
+    [host_message] = env.texts()
+    monkeypatch.chdir(env.project)
+    main(["config", "validate", str(env.project_file)])
+    cli_lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dcp: ")]
+    assert cli_lines == [host_message]
+    assert UNUSABLE in host_message and "skipped" not in host_message
+
+
+def test_a_file_broken_after_a_good_read_is_described_in_the_same_words(env: Env) -> None:
+    write(env.project_file, '{"debug": true}')
+    source = env.source(create_global=False)
+    source.get()
+    write(env.project_file, '{"debug": true,,}')
+    source.get()
+    [message] = env.texts()
+    assert UNUSABLE in message and source.get().debug is True

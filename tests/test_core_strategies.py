@@ -1,4 +1,4 @@
-"""Strategy semantics, one behaviour per test (DESIGN.md "Strategy semantics")."""
+"""Strategy semantics, one behaviour per test (README "What it prunes"; docs/ARCHITECTURE.md, step 5)."""
 
 from __future__ import annotations
 

@@ -88,5 +88,53 @@ def test_pricing_none_means_pruning_is_free() -> None:
 
 def test_the_net_cost_reads_as_cheaper_or_more_expensive() -> None:
     assert net_sentence(1000.0, 946.0) == "5.4% cheaper than without the plugin"
-    assert net_sentence(1000.0, 1081.0) == "8.1% more expensive than without the plugin"
+    assert net_sentence(1000.0, 1081.0) == (
+        "8.1% more expensive than without the plugin: its placeholders changed parts the provider had cached, "
+        "which it then processed again"
+    )
     assert net_sentence(0.0, 0.0) is None
+
+
+@pytest.mark.parametrize("model", ["gpt-5.6", "gpt-5.6-mini", "gpt-5.7-codex", "gpt-5.10", "gpt-6", "openai/gpt-5.6"])
+def test_openai_from_gpt_5_6_on_pays_the_published_cache_write_premium(model: str) -> None:
+    pricing = pricing_for(ModelRef("openai", model), DcpConfig().cache)
+    assert (pricing.read, pricing.write, pricing.ttl_seconds) == (0.1, 1.25, 1800.0)
+
+
+@pytest.mark.parametrize("model", ["gpt-5.5", "gpt-5", "gpt-5-mini", "gpt-4.1", "gpt-4o", "o3", "gpt-5.5-pro"])
+def test_earlier_openai_models_have_no_write_premium(model: str) -> None:
+    assert pricing_for(ModelRef("openai", model), DcpConfig().cache) == DEFAULTS["openai"]
+
+
+def test_a_model_named_like_gpt_5_6_on_an_unknown_provider_keeps_the_unknown_default() -> None:
+    # Anthropic-priced (the costliest case) only when the family is not known from the name.
+    assert family_of(ModelRef("proxy", "gpt-5.6")) == "openai"
+    assert pricing_for(ModelRef("proxy", "my-gpt-5.6-finetune"), DcpConfig().cache) == DEFAULTS["anthropic"]
+
+
+def test_the_written_out_family_defaults_do_not_hide_the_models_prices() -> None:
+    # The global dcp.jsonc created on first run spells out every default.
+    config = DcpConfig.model_validate({"cache": {"openai": {"read": 0.1, "write": 1.0, "ttlSeconds": 600}}})
+    assert pricing_for(ModelRef("openai", "gpt-5.6"), config.cache).write == 1.25
+
+
+def test_a_price_set_in_the_config_wins_over_the_models_published_one() -> None:
+    config = DcpConfig.model_validate({"cache": {"openai": {"write": 1.1}}})
+    pricing = pricing_for(ModelRef("openai", "gpt-5.6"), config.cache)
+    assert (pricing.write, pricing.ttl_seconds) == (1.1, 1800.0)
+
+
+def test_a_gpt_5_6_rewrite_costs_the_premium() -> None:
+    pricing = pricing_for(ModelRef("openai", "gpt-5.6"), DcpConfig().cache)
+    assert request_cost(12_000, 10_000, pricing) == pytest.approx(1_000 + 2_500)
+
+
+def test_readmes_prices_table_gives_the_gpt_5_6_prices_the_code_uses() -> None:
+    from pathlib import Path
+
+    from dcp_plugin.cost.prices import OPENAI_GPT_5_6
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    [row] = [line for line in readme.splitlines() if line.startswith("| `openai`, GPT-5.6 and later")]
+    p = OPENAI_GPT_5_6
+    assert row.endswith(f"| {p.read} | {p.write} (written to the cache) | {p.ttl_seconds:,.0f} s |")

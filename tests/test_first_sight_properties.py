@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.host.store import Store
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 pytestmark = pytest.mark.slow  # every request of a session replayed from scratch: quadratic in its length
@@ -49,7 +52,13 @@ def test_at_every_request_a_first_sight_runtime_writes_what_the_live_runtime_wri
 ) -> None:
     config = CONFIGS[config_name]
     messages = generate_session(size, seed=seed, busy=busy, lsp=lsp)["messages"]
-    live = Runtime(DEFAULT_DIRECTORY, config)
-    for count in request_points(messages):
-        sent = messages[:count]
-        assert send(Runtime(DEFAULT_DIRECTORY, config), sent) == send(live, sent), f"request holding {count} messages"
+    with tempfile.TemporaryDirectory() as folder:
+        # The store tells a first sight that the plugin pruned this session live: the provider's
+        # counts in the history are of pruned requests, as they are for the live runtime.
+        store = Store(Path(folder) / "dcp.sqlite3")
+        live = Runtime(DEFAULT_DIRECTORY, config, store=store)
+        for count in request_points(messages):
+            sent = messages[:count]
+            expected = send(live, sent)
+            first_sight = Runtime(DEFAULT_DIRECTORY, config, store=Store(Path(folder) / "dcp.sqlite3"))
+            assert send(first_sight, sent) == expected, f"request holding {count} messages"

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from config_host import GOOD, Host, config_path, project, remove, swap, write
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from config_host import GOOD, Host, config_path, project, swap, write
 
 __all__ = ["project"]  # the fixture
 
@@ -70,30 +66,4 @@ def test_a_deleted_file_takes_its_patterns_with_it(project: Path) -> None:
     assert host.pruned("secrets/key.pem")
 
 
-POOL = ("alpha/**", "beta/**", "gamma/**")
-EDITS = st.one_of(
-    st.tuples(st.just("valid"), st.sets(st.sampled_from(POOL))),
-    st.tuples(st.just("broken"), st.sampled_from(sorted(BROKEN))),
-    st.tuples(st.just("swapped"), st.sampled_from(SWAPPED)),
-)
-
-
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edits=st.lists(EDITS, min_size=1, max_size=6))
-def test_after_any_sequence_of_edits_the_protections_are_those_of_the_last_good_version(
-    edits: list[tuple[str, Any]], project: Path
-) -> None:
-    path = config_path(project)
-    remove(path)
-    host = Host(project)
-    good: set[str] = set()
-    for kind, what in edits:
-        if kind == "valid":
-            write(path, json.dumps({"protectedFilePatterns": sorted(what)}))
-            good = set(what)
-        elif kind == "broken":
-            write(path, BROKEN[what])
-        else:
-            swap(path, what)
-        protected = {pattern for pattern in POOL if not host.pruned(pattern.replace("**", "file.txt"))}
-        assert protected == good, (kind, what)
+# The property over any sequence of edits, breaks and restarts: test_hardening_config_remembered.

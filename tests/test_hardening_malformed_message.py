@@ -1,4 +1,4 @@
-"""N8: a message that is not an object is skipped like any other malformed field; the session keeps pruning."""
+"""N8, R8: a message that is not an object, or a timestamp that is no number, is skipped like any other malformed field."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from helpers import PROJECT, SESSION, call, make_config, user
 import dcp_plugin
 import dcp_plugin.host.hostspec
 from dcp_plugin.host.runtime import Runtime, StaticConfig
+from dcp_plugin.model.messages import message_time
 
 BIG = "line of a file that is long enough to be worth pruning\n" * 30
 
@@ -60,3 +61,28 @@ def test_through_the_bridge_a_non_object_message_does_not_stop_pruning(junk: Any
     messages = [user(), read("d.py"), junk, read("d.py")]
     reply = h.transform(SESSION, messages)
     assert [p["messageIndex"] for p in reply["patches"]] == [1]
+
+
+# R8: a timestamp that is no finite number (NaN, ±Infinity: JSON parsers accept them) counts as missing.
+NOT_FINITE = pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"])
+
+
+@NOT_FINITE
+def test_a_timestamp_that_is_no_finite_number_counts_as_missing(value: float) -> None:
+    message = user()
+    message["info"]["time"] = {"created": value, "completed": 5}
+    assert message_time(message) == 5
+    message["info"]["time"] = {"created": value}
+    assert message_time(message) == 0
+
+
+@NOT_FINITE
+def test_requests_after_a_message_with_a_timestamp_that_is_no_finite_number_keep_pruning(value: float) -> None:
+    pm = host()
+    broken = user()
+    broken["info"]["time"] = {"created": value}
+    messages = [broken, read("t.py"), read("t.py"), user()]
+    assert send(pm, messages)[1]["parts"][0]["state"]["output"].startswith("[dcp:")
+    messages += [read("t.py"), user()]
+    sent = send(pm, messages)
+    assert [m["parts"][0]["state"]["output"].startswith("[dcp:") for m in (sent[1], sent[2], sent[4])] == [True, True, False]

@@ -58,6 +58,7 @@ def test_a_duplicate_whose_output_the_host_already_cleared_saves_nothing_and_is_
     out, _ = run(messages, runtime)
     assert out == messages
     assert runtime.view(SESSION).in_force == ()  # type: ignore[union-attr]
+    assert runtime.wait_for_notices()
     assert notices == []
 
 

@@ -13,9 +13,13 @@ def test_a_discard_of_one_output_says_it_not_they() -> None:
 
 
 def test_a_restore_of_one_output_says_the_placeholder_stays() -> None:
-    assert "Restored 1 output; the placeholder stays where it is." in texts.restored([("id read a.py", "x")], [])
-    two = texts.restored([("a", "x"), ("b", "y")], [])
+    assert "Restored 1 output; the placeholder stays where it is." in texts.restored(1, "x", 1, 1, [], ["3kq7"])
+    two = texts.restored(2, "x", 1, 1, [], ["3kq7", "8mzp"])
     assert "Restored 2 outputs; the placeholders stay where they are." in two
+
+
+def test_a_restore_in_parts_counts_its_parts() -> None:
+    assert texts.parts(1) == "1 part" and texts.parts(3) == "3 parts"
 
 
 def test_the_rest_of_the_prunable_list_reads_right_for_one_output() -> None:

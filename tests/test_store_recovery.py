@@ -105,7 +105,7 @@ def test_an_unavailable_store_waits_before_trying_again_then_finds_the_old_data(
     failing_connect.error = sqlite3.OperationalError("unable to open database file")
     for _ in range(5):
         store.load_session("s")
-    assert failing_connect.attempts == 1
+    assert failing_connect.attempts == 2  # once for writing, once read-only, then not before the wait
     failing_connect.stop()
     clock.now += store_mod.RETRY_SECONDS
     found = store.load_session("s")

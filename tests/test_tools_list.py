@@ -6,7 +6,7 @@ import copy
 import re
 
 from helpers import PROJECT, call, hook_transform, make_config, tool_parts, user
-from tools_helpers import BIG, ToolHost, every_list, ident, lists, written
+from tools_helpers import BIG, ToolHost, every_list, ident, lists, reads, written
 
 from dcp_plugin.formats.kinds import Kind, placeholder_kind
 from dcp_plugin.host.runtime import Runtime, StaticConfig
@@ -19,15 +19,6 @@ EVERY_3 = {"tools": {"nudgeFrequency": 3}}
 def timed(message: dict, minute: int) -> dict:
     message["info"]["time"] = {"created": minute * 60_000}
     return message
-
-
-def reads(host: ToolHost, count: int, start: int = 0) -> list[str]:
-    """``count`` reads of different files, one request after each (as the agent loop makes them)."""
-    ids = []
-    for n in range(start, start + count):
-        ids.append(host.read(f"f{n}.py", BIG + str(n)))
-        host.request()
-    return ids
 
 
 def test_no_list_is_written_for_a_host_that_does_not_offer_the_tools() -> None:

@@ -68,6 +68,15 @@ class ToolHost:
         return [p["state"].get("output") for p in tool_parts(sent if sent is not None else self.sent[-1])]
 
 
+def reads(host: ToolHost, count: int, start: int = 0, output: str = BIG) -> list[str]:
+    """``count`` reads of different files, one request after each (as the agent loop makes them); their ids."""
+    ids = []
+    for n in range(start, start + count):
+        ids.append(host.read(f"f{n}.py", output + str(n)))
+        host.request()
+    return ids
+
+
 def ident(message: dict[str, Any]) -> str:
     """The id the plugin gives the only tool call of a message (no collision in these small sessions)."""
     [part] = tool_parts([message])
@@ -108,4 +117,4 @@ def every_list(host: ToolHost) -> list[str]:
     return [text for _, text in found]
 
 
-__all__ = ["BIG", "PROJECT", "SESSION", "ToolHost", "every_list", "ident", "lists", "user", "written"]
+__all__ = ["BIG", "PROJECT", "SESSION", "ToolHost", "every_list", "ident", "lists", "reads", "user", "written"]

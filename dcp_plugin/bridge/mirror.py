@@ -6,9 +6,10 @@ import time
 from typing import Any
 
 from dcp_plugin.bridge.protocol import Delta
+from dcp_plugin.host.idle import IDLE_SECONDS
 from dcp_plugin.model.history import HistoryMark
 
-DEFAULT_IDLE_SECONDS = 2 * 3600.0
+DEFAULT_IDLE_SECONDS = IDLE_SECONDS  # as long as the runtime keeps an idle session
 
 
 class Resync(Exception):

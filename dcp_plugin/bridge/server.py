@@ -33,12 +33,17 @@ FREEZE_AFTER_MESSAGES = 1000
 After = Callable[[], object]
 
 
+TOKEN_DIGITS = 20  # digits of the largest 64-bit counter
+
+
 def parse_token(token: Any) -> tuple[int, int] | None:
     """The (epoch, count) a client's patch token names; None for anything else."""
     if not isinstance(token, str):
         return None
     epoch, _, count = token.partition(":")
-    if not (epoch.isdigit() and count.isdigit()):
+    # ASCII digits only (str.isdigit also takes "²", which int() refuses), and no more than a
+    # counter ever has (int() refuses over 4,300 digits, and a token the bridge made has ~10).
+    if not all(part.isascii() and part.isdigit() and len(part) <= TOKEN_DIGITS for part in (epoch, count)):
         return None
     return int(epoch), int(count)
 
@@ -74,6 +79,9 @@ class BridgeServer:
         self.commands = commands  # the command layer `/dcp` is answered by (on top of the runtime)
         self._lock = threading.RLock()  # notify events and log events may come from other threads
         self.runtime = runtime if runtime is not None else Runtime(store=USER_STORE, create_global_config=True)
+        # The bridge's notify writes one line to the JS side (a transform's news after its reply):
+        # it cannot block a request, so the news keeps its place among the lines, on this thread.
+        self.runtime.notifier.background = False
         self.mirrors = Mirrors(idle_seconds)
         self.freeze = False  # main() turns it on: only a process of its own may freeze its heap
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.budget.calibration import ReadMessage
+from dcp_plugin.budget.context_now import nothing_pruned
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
@@ -76,6 +77,9 @@ class ContextMeter:
         pruned_before = self._pruned_before(sent_prefix)
         return self.tracker.tokens(messages, image_tokens, pruned_before, end, rescan, known, known_from)
 
-    def sent(self, count: int, sent_prefix: SentPrefix) -> None:
-        """The request carrying the first ``count`` messages went out with the placeholders in force now."""
-        self.tracker.sent(count, self._pruned_before(sent_prefix))
+    def sent(self, count: int, sent_prefix: SentPrefix, *, pruned: bool = True) -> None:
+        """The request carrying the first ``count`` messages went out with the placeholders in force now.
+
+        ``pruned=False``: it went out whole (the plugin did not prune it), so nothing was taken out of it.
+        """
+        self.tracker.sent(count, self._pruned_before(sent_prefix) if pruned else nothing_pruned)

@@ -18,7 +18,7 @@ from dcp_plugin.budget.calibration import (
 )
 from dcp_plugin.budget.context_now import PrunedBefore, SentPrunes, nothing_pruned, pruned_since_report
 from dcp_plugin.budget.limits import LimitSource, resolve_context_limit
-from dcp_plugin.budget.severity import Severity, severity, usage_ratio
+from dcp_plugin.budget.severity import Severity, ladder_severity, severity, usage_ratio
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
@@ -54,6 +54,9 @@ class ContextSnapshot:
     calibrated: bool = False
     text_chars_per_token: float = 4.0
     pruned_since: int = 0
+    # Tokens the prompt carries beyond its messages (system prompt, tool definitions), as learned
+    # from the first reported prompt: steady whatever is pruned; None without a report.
+    system_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +75,7 @@ class ContextSnapshot:
             "calibrated": self.calibrated,
             "text_chars_per_token": self.text_chars_per_token,
             "pruned_since": self.pruned_since,
+            "system_tokens": self.system_tokens,
         }
 
     @classmethod
@@ -97,6 +101,7 @@ class ContextSnapshot:
                 calibrated=bool(data.get("calibrated", False)),
                 text_chars_per_token=float(data.get("text_chars_per_token", 4.0)),
                 pruned_since=int(data.get("pruned_since", 0)),
+                system_tokens=None if data.get("system_tokens") is None else int(data["system_tokens"]),
             )
         except KeyError as exc:
             raise ValueError(f"context snapshot: missing key {exc.args[0]!r}") from exc
@@ -115,6 +120,7 @@ def build_snapshot(
     calibrated: bool = False,
     text_chars_per_token: float = 4.0,
     pruned_since: int = 0,
+    system_tokens: int | None = None,
 ) -> ContextSnapshot:
     """A snapshot from its numbers: ratio, severity, tier, thresholds and tip follow."""
     thresholds = compute_thresholds(limit) if limit > 0 else None
@@ -124,7 +130,7 @@ def build_snapshot(
         provider_reported_tokens=reported,
         context_limit=limit,
         ratio=ratio,
-        severity=severity(ratio),
+        severity=severity(ratio) if thresholds is None else ladder_severity(tokens, thresholds),
         tier=None if thresholds is None else tier(tokens, thresholds),
         thresholds=thresholds,
         tip=context_tip(tokens, thresholds, ratio),
@@ -134,6 +140,7 @@ def build_snapshot(
         calibrated=calibrated,
         text_chars_per_token=text_chars_per_token,
         pruned_since=pruned_since,
+        system_tokens=None if system_tokens is None else max(0, min(system_tokens, tokens)),
     )
 
 
@@ -284,6 +291,7 @@ class BudgetTracker:
             calibrated=prediction.calibrated,
             text_chars_per_token=round(calibration.text_chars_per_token, 3),
             pruned_since=removed,
+            system_tokens=calibration.overhead if prediction.path == "reported" else None,
         )
         self.last = snap
         return snap

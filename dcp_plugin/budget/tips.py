@@ -43,10 +43,13 @@ def context_tip(tokens: int, thresholds: Thresholds | None, ratio: float | None 
 
 
 def tip_text(tip: TipId, tokens: int, limit: int) -> str:
-    """One sentence a host can show for a tip; it says what is due, not what a host did about it."""
+    """One sentence a host can show for a tip: how full the context is and what the user can do.
+
+    It never says the host compacts (OpenCode, for one, does not at these points): only that compacting is advised.
+    """
     used = f"{tokens:,} of {limit:,} tokens" if limit > 0 else f"{tokens:,} tokens"
     if tip == "context-warn":
-        return f"Context is filling up ({used}); compaction will be due soon."
+        return f"Context is filling up ({used}); compacting will be advised soon."
     if tip == "context-high":
-        return f"Context is past the automatic compaction point ({used}); compacting now keeps the session going."
+        return f"Context is past the point where compacting is advised ({used}); compact the session to keep room for its summary."
     return f"Context reached its hard limit ({used}): compact the session before it overflows."

@@ -124,7 +124,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = 0
     # Files with a problem: the missing ones and those a problem names.
     flawed = {str(path) for path, result in zip(files, results, strict=False) if result is None}
-    for problem in [p for r in results if r is not None for p in r.problems] + extra:
+    found = [p for r in results if r is not None for p in r.problems] + extra
+    for problem in sorted(found, key=lambda p: p.level != "error"):  # errors first, as the host's summary lists them
         print(problem.render(effective.values, effective.origins))
         errors += problem.level == "error"
         warnings += problem.level == "warning"

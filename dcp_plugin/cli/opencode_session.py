@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dcp_plugin.config.discovery import project_root
+from dcp_plugin.model.jsontext import NumberTooLong, loads
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import parse_session
 
@@ -49,27 +50,26 @@ def find_opencode(explicit: str | None = None) -> str:
 
 
 def _run(binary: str, args: list[str], cwd: Path) -> str:
-    """What ``opencode ARGS`` prints on stdout, written to a temporary file rather than a pipe.
-
-    OpenCode cuts what it writes into a pipe short when it exits (a long `opencode export` ends
-    mid-document), and writes a regular file whole.
-    """
+    """What ``opencode ARGS --pure`` prints on stdout, read from a file it wrote to."""
     # --pure: no plugins, so reading a session never starts a bridge nor waits for plugin installs.
     command = [binary, *args, "--pure"]
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as out:
+    # OpenCode 1.18 cuts its stdout short when it writes to a pipe (128 or 80 KiB of a 600 KB export);
+    # to a regular file it always writes the whole document, so stdout goes to a temporary file.
+    with tempfile.TemporaryFile() as out:
         try:
             done = subprocess.run(
-                command, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_SECONDS,
-                check=False, stdin=subprocess.DEVNULL,
+                command, cwd=cwd, stdout=out, stderr=subprocess.PIPE, timeout=TIMEOUT_SECONDS, check=False,
+                stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
             raise OpencodeError(f"`opencode {' '.join(args)}` did not finish within {TIMEOUT_SECONDS} s") from None
         except OSError as exc:
             raise OpencodeError(f"cannot run {binary}: {exc.strerror or exc}") from None
         out.seek(0)
-        stdout = out.read()
+        stdout = out.read().decode("utf-8", errors="replace")
+    stderr = done.stderr.decode("utf-8", errors="replace")
     if done.returncode != 0:
-        lines = [line.strip() for line in _ANSI.sub("", done.stderr + stdout).splitlines() if line.strip()]
+        lines = [line.strip() for line in _ANSI.sub("", stderr + stdout).splitlines() if line.strip()]
         reason = next((line for line in reversed(lines) if line.startswith("Error")), lines[-1] if lines else "no output")
         raise OpencodeError(f"`opencode {' '.join(args)}` failed (exit {done.returncode}): {reason}")
     return stdout
@@ -81,7 +81,9 @@ def _json_document(text: str, what: str) -> Any:
     if not starts:
         return None
     try:
-        return json.loads(text[min(starts) :])
+        return loads(text[min(starts) :])
+    except NumberTooLong as exc:
+        raise OpencodeError(f"{what} printed a number too long to read ({exc} at line {exc.line})") from None
     except json.JSONDecodeError as exc:
         raise OpencodeError(f"{what} printed something that is not JSON ({exc.msg} at line {exc.lineno})") from None
 

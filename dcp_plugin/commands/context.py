@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,7 @@ class ContextBreakdown:
 
     @property
     def content(self) -> int:
+        """The messages' fixed-ratio estimate, after pruning."""
         return self.user + self.assistant + self.tools
 
     @property
@@ -78,13 +80,33 @@ class ContextBreakdown:
 
     @property
     def total(self) -> int:
-        if self.snapshot is not None and self.anchored:
-            return max(self.snapshot.estimated_input_tokens, self.content)
-        return self.content
+        """The context now: the snapshot's figure (the one every other place shows), else the messages' estimate."""
+        return self.snapshot.estimated_input_tokens if self.snapshot is not None else self.content
 
     @property
     def system(self) -> int | None:
-        return self.total - self.content if self.anchored else None
+        """The steady part outside the messages (learned from the first report); None without a report."""
+        if not self.anchored or self.snapshot is None:
+            return None
+        return min(self.total, self.snapshot.system_tokens or 0)
+
+    def message_shares(self) -> tuple[int, int, int]:
+        """(user, assistant, tools) in the total's tokens: the rest of the total, in proportion to their estimates.
+
+        The estimates count at fixed ratios and the total at the provider's: shared out this way,
+        the rows add up to the one total and System stays what the prompt carries beyond the messages.
+        """
+        estimates = (self.user, self.assistant, self.tools)
+        rest = self.total - (self.system or 0)
+        content = self.content
+        if content <= 0 or rest == content:
+            return estimates
+        exact = [rest * e / content for e in estimates]
+        shares = [math.floor(x) for x in exact]
+        # Largest remainders take the tokens rounding left over, so the rows sum to the total.
+        for i in sorted(range(3), key=lambda i: shares[i] - exact[i])[: rest - sum(shares)]:
+            shares[i] += 1
+        return shares[0], shares[1], shares[2]
 
     @property
     def total_now(self) -> int:
@@ -106,11 +128,12 @@ class ContextBreakdown:
             if self.system is not None
             else "unknown: no usage reported yet"
         )
+        user, assistant, tools = self.message_shares()
         return [
             ("System", self.system, system_note),
-            ("User", self.user, ""),
-            ("Assistant", self.assistant, ""),
-            ("Tools", self.tools, f"{plural(self.tool_calls, 'call')}, {self.pruned_calls:,} pruned"),
+            ("User", user, ""),
+            ("Assistant", assistant, ""),
+            ("Tools", tools, f"{plural(self.tool_calls, 'call')}, {self.pruned_calls:,} pruned"),
         ]
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,6 +149,8 @@ class ContextBreakdown:
                 }
                 for name, tokens, _ in self.categories()
             },
+            # The messages' fixed-ratio estimates, after pruning, before they are shared out of the total.
+            "estimates": {"user": self.user, "assistant": self.assistant, "tools": self.tools},
             "tool_calls": self.tool_calls,
             "pruned_calls": self.pruned_calls,
             "total_now": total,

@@ -32,6 +32,8 @@ def answer(
     session_id: str,
     messages: Sequence[Any] | None = None,
     model: ModelRef | None = None,
+    *,
+    items: int | None = None,
 ) -> str | None:
     """The reply to a slash command; None when it is not ``/dcp`` or the config leaves commands to the host.
 
@@ -49,7 +51,7 @@ def answer(
         log.exception("dcp: could not read the config for /dcp")
         return None
     try:
-        return run(runtime, arguments, session_id, list(messages) if messages else None, model)
+        return run(runtime, arguments, session_id, list(messages) if messages else None, model, items)
     except Exception as exc:  # noqa: BLE001 - answer the user rather than send /dcp to the model
         log.exception("dcp: /dcp %s failed", arguments)
         return escape_reply(f"dcp: /dcp {arguments} failed: {type(exc).__name__}: {exc}".replace("  ", " "))
@@ -64,24 +66,34 @@ def parse(arguments: str) -> tuple[str, list[str]]:
 
 
 def run(
-    runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
+    runtime: Runtime,
+    arguments: str,
+    session_id: str,
+    messages: list[Any] | None,
+    model: ModelRef | None,
+    items: int | None = None,
 ) -> str:
     """The reply text for one `/dcp` invocation (raises when a subcommand fails).
 
     Replies echo what the user typed and what tools named (ids, paths, session ids): their control
     and bidirectional characters are escaped, so none can restyle or reorder the user's screen.
     """
-    return escape_reply(_route(runtime, arguments, session_id, messages, model))
+    return escape_reply(_route(runtime, arguments, session_id, messages, model, items))
 
 
 def _route(
-    runtime: Runtime, arguments: str, session_id: str, messages: list[Any] | None, model: ModelRef | None
+    runtime: Runtime,
+    arguments: str,
+    session_id: str,
+    messages: list[Any] | None,
+    model: ModelRef | None,
+    items: int | None = None,
 ) -> str:
     sub, args = parse(arguments)
     if sub in ("help", "-h", "--help"):
         return help_text()
     if sub == "context":
-        return run_context(runtime, session_id, messages, model)
+        return run_context(runtime, session_id, messages, model, items)
     if sub == "stats":
         return run_stats(runtime, session_id, messages, model)
     if sub == "sweep":
@@ -91,10 +103,14 @@ def _route(
     return help_text(unknown=sub)
 
 
-def run_context(runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None) -> str:
+def run_context(
+    runtime: Runtime, session_id: str, messages: list[Any] | None, model: ModelRef | None, items: int | None = None
+) -> str:
     if messages is None:
         return "dcp context: the host sent no messages for this session; nothing to show yet."
     breakdown = context_breakdown(runtime, session_id, messages, model)
+    if items is not None:
+        breakdown.messages = items
     text = context.render_text(breakdown)
     if not runtime.config().enabled:
         text += "\nThe plugin is disabled (`enabled: false`): nothing is pruned."

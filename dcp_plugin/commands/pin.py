@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from dcp_plugin.host.prune_notice import plural
 from dcp_plugin.model.messages import FINAL_STATUSES
-from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
+from dcp_plugin.pipeline.sizes import output_size
 
 if TYPE_CHECKING:
     from dcp_plugin.host.runtime import PinOutcome, SessionView
@@ -40,9 +40,9 @@ def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: Sess
     state = Ledger.state_of(messages, record) or {}
     output = state.get("output")
     if state.get("status") == "error":
-        size = f"failed (its error message: ~{estimate_output_tokens(state.get('error') or ''):,} tokens)"
+        size = f"failed (its error message: ~{output_size(state):,} tokens)"
     elif output not in (None, ""):
-        size = f"~{estimate_output_tokens(output):,} tokens"
+        size = f"~{output_size(state):,} tokens"
     else:
         size = "no output yet"
     notes = []

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from dcp_plugin.config.loader import LayerResult
-from dcp_plugin.config.problems import SKIPPED, Problem
+from dcp_plugin.config.problems import UNUSABLE, Problem
 from dcp_plugin.config.schema import KeyPath, dotted
 
-KEPT = "its last good version stays in force until the file is fixed"
 PROTECTIONS = ("protectedFilePatterns", "protectedTools")
 
 
@@ -28,9 +26,9 @@ def keep_last_good(good: LayerResult | None, new: LayerResult) -> LayerResult:
     if good is None or good.data is None:
         return new
     if new.data is None:
-        problems = [replace(p, text=p.text.replace(SKIPPED, KEPT)) if SKIPPED in p.text else p for p in new.problems]
-        if not any(KEPT in p.text for p in problems):
-            problems.append(Problem("warning", str(new.path), f"cannot be used; {KEPT}"))
+        problems = list(new.problems)
+        if not any(UNUSABLE in p.text for p in problems):
+            problems.append(Problem("warning", str(new.path), f"cannot be used; {UNUSABLE}"))
         return LayerResult(new.path, copy.deepcopy(good.data), problems)
     data = new.data
     for path, entries in protections(good.data):

@@ -13,10 +13,11 @@ from typing import Any
 import json5
 
 from dcp_plugin.config.duplicates import DuplicateKeys
-from dcp_plugin.config.problems import SKIPPED, Problem
+from dcp_plugin.config.problems import UNUSABLE, Problem
 from dcp_plugin.config.syntaxhint import explain_syntax_error
 
 MAX_FILE_BYTES = 1024 * 1024
+EMPTY = "is empty or holds only comments (a save in progress?); write `{}` in it to set nothing on purpose"
 # json5 is pure Python: about 0.3 ms per value (a 16 KB list of numbers took 4.7 s) and 12 µs
 # per byte of comment. Beyond these sizes only comments and trailing commas are accepted, through
 # the fast stdlib parser, so no file stalls a request for long: at worst about 0.2 s of comments
@@ -30,8 +31,13 @@ MAX_INT_DIGITS = 4300
 # Possessive (`*+`) so that an unterminated string or comment is consumed once to the end of the
 # file, not rescanned from every later quote or `/*` (that was quadratic: 20,000 `/*` took 18 s).
 # JSON5's single-quoted strings are strings too: `'secrets/**'` holds no comment.
+# A `//` comment ends at any JSON5 line terminator (LF, CR, U+2028, U+2029): a file saved with CR
+# line ends was one comment to its end before. U+2028/U+2029 outside strings are JSON5 white
+# space, blanked here too, so the fast stdlib parser reads such a file.
 _COMMENT_OR_STRING = re.compile(
-    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?', re.DOTALL
+    r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|//[^\n\r\u2028\u2029]*+|/\*(?:[^*]++|\*(?!/))*+(?:\*/)?'
+    r"|[\u2028\u2029]",
+    re.DOTALL,
 )
 _COMMA_OR_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?|\'(?:[^\'\\]++|\\.)*+\'?|,(?=\s*+[\]}])', re.DOTALL)
 _NOT_NEWLINE = re.compile(r"[^\n]")
@@ -72,7 +78,7 @@ def read_text(path: Path, st: os.stat_result | None = None) -> tuple[str | None,
         finally:
             os.close(fd)
     except OSError as exc:
-        return None, Problem("error", name, f"{_unreadable(path, exc)}; {SKIPPED}")
+        return None, Problem("error", name, f"{_unreadable(path, exc)}; {UNUSABLE}")
     if len(raw) > MAX_FILE_BYTES:
         return None, _too_big(name, len(raw))
     return decode(raw, name)
@@ -100,10 +106,10 @@ def open_file(path: Path) -> int:
 
 def _not_readable(name: str, st: os.stat_result) -> Problem | None:
     if stat.S_ISDIR(st.st_mode):
-        return Problem("error", name, f"is a directory, not a file; {SKIPPED}")
+        return Problem("error", name, f"is a directory, not a file; {UNUSABLE}")
     if not stat.S_ISREG(st.st_mode):
         # reading a FIFO or device could block the host forever
-        return Problem("error", name, f"is not a regular file; {SKIPPED}")
+        return Problem("error", name, f"is not a regular file; {UNUSABLE}")
     if st.st_size > MAX_FILE_BYTES:
         return _too_big(name, st.st_size)
     return None
@@ -126,7 +132,7 @@ def _too_big(name: str, size: int) -> Problem:
     return Problem(
         "error",
         name,
-        f"is {size:,} bytes, more than the {MAX_FILE_BYTES:,}-byte (1 MiB) limit for config files; {SKIPPED}",
+        f"is {size:,} bytes, more than the {MAX_FILE_BYTES:,}-byte (1 MiB) limit for config files; {UNUSABLE}",
     )
 
 
@@ -144,7 +150,7 @@ def decode(raw: bytes, name: str) -> tuple[str | None, Problem | None]:
         return None, Problem(
             "error",
             name,
-            f"is not valid UTF-8 (byte 0x{bad} here); save it as UTF-8; {SKIPPED}",
+            f"is not valid UTF-8 (byte 0x{bad} here); save it as UTF-8; {UNUSABLE}",
             line=line,
             column=column,
         )
@@ -158,7 +164,7 @@ def _nul_problem(raw: bytes, name: str) -> Problem:
         text = "contains NUL bytes: it looks like UTF-16 saved without a byte-order mark; save it as UTF-8"
     else:
         text = "contains a NUL byte (a config file is text); remove it, or save the file as UTF-8 if it is UTF-16"
-    return Problem("error", name, f"{text}; {SKIPPED}", line=line, column=column)
+    return Problem("error", name, f"{text}; {UNUSABLE}", line=line, column=column)
 
 
 def _line_column_bytes(raw: bytes, offset: int) -> tuple[int, int]:
@@ -227,10 +233,9 @@ def parse_text(text: str, name: str) -> Parsed:
     repeats.keys.clear()
     plain = blank_comments(text)
     if not plain.strip():
-        return Parsed(
-            {},
-            [Problem("warning", name, "is empty or holds only comments; it sets nothing, so other files and the defaults apply")],
-        )
+        # Most often a save in progress (an editor that truncates, then writes): using it as "sets
+        # nothing" would unprotect every protected file for a request. `{}` sets nothing on purpose.
+        return Parsed(None, [Problem("warning", name, f"{EMPTY}; {UNUSABLE}")])
     try:
         data = json.loads(plain, parse_int=_parse_int, object_pairs_hook=repeats)
     except RecursionError:
@@ -242,7 +247,7 @@ def parse_text(text: str, name: str) -> Parsed:
             return Parsed(None, [data])
     if not isinstance(data, dict):
         kind = _json_kind(data)
-        return Parsed(None, [Problem("error", name, f"must hold an object {{ ... }} at the top level, found {kind}; {SKIPPED}")])
+        return Parsed(None, [Problem("error", name, f"must hold an object {{ ... }} at the top level, found {kind}; {UNUSABLE}")])
     return Parsed(data, repeats.problems(name))
 
 
@@ -259,7 +264,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
         unclosed = unclosed_comment(text)
         if unclosed is not None:
             at_line, at_column = line_column(text, unclosed)
-            text_ = f"syntax error: this `/*` comment is never closed (add `*/`); {SKIPPED}"
+            text_ = f"syntax error: this `/*` comment is never closed (add `*/`); {UNUSABLE}"
             return Problem("error", name, text_, line=at_line, column=at_column)
         line = getattr(strict_error, "lineno", None)
         column = getattr(strict_error, "colno", None)
@@ -268,7 +273,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
             "error",
             name,
             f"syntax error: {message} (a file over {MAX_JSON5_BYTES // 1024} KiB, or with more than {MAX_JSON5_CHARS:,} "
-            f"characters outside comments, may use comments and trailing commas but no other JSON5 syntax); {SKIPPED}",
+            f"characters outside comments, may use comments and trailing commas but no other JSON5 syntax); {UNUSABLE}",
             line=line,
             column=column,
         )
@@ -279,7 +284,7 @@ def _parse_json5(text: str, plain: str, name: str, strict_error: ValueError, rep
     except Exception as exc:  # noqa: BLE001 - json5 raises ValueError, but a parser bug must not escape either
         line, column, message = _json5_position(str(exc))
         message = explain_syntax_error(message, blank_comments(text), line, column)
-        return Problem("error", name, f"syntax error: {message}; {SKIPPED}", line=line, column=column)
+        return Problem("error", name, f"syntax error: {message}; {UNUSABLE}", line=line, column=column)
 
 
 def _json5_position(message: str) -> tuple[int | None, int | None, str]:
@@ -302,7 +307,7 @@ def _name_control(match: re.Match[str]) -> str:
 
 
 def _too_deep(name: str) -> Problem:
-    return Problem("error", name, f"is nested too deeply to read; {SKIPPED}")
+    return Problem("error", name, f"is nested too deeply to read; {UNUSABLE}")
 
 
 def _json_kind(value: Any) -> str:

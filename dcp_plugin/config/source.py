@@ -12,6 +12,8 @@ from dcp_plugin.config.discovery import LayerSpec, layer_specs
 from dcp_plugin.config.lastgood import keep_last_good
 from dcp_plugin.config.loader import Effective, LayerResult, combine, load_layer
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.problems import summary
+from dcp_plugin.config.remembered import Remembered
 from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.template import render, write_atomically
 
@@ -24,11 +26,12 @@ _UNSEEN: Signature = ("", "never checked")
 class _Layer:
     """One layer's last seen file signature and what it contributed."""
 
-    def __init__(self, spec: LayerSpec) -> None:
+    def __init__(self, spec: LayerSpec, remembered: Remembered | None = None) -> None:
         self.spec = spec
         self.signature: Signature = _UNSEEN
         self.result: LayerResult | None = None
         self.good: LayerResult | None = None  # the last version that could be used (see lastgood)
+        self.remembered = remembered  # the last good versions on disk, for a process that has none
 
     def stat(self) -> tuple[Signature, Path | None, os.stat_result | None]:
         """One stat when the layer's directory is absent (most are), else one per candidate name tried."""
@@ -59,11 +62,19 @@ class _Layer:
         self.signature = signature
         if path is None:
             self.result = self.good = None  # deleted: an edit, not a break
+            if self.remembered is not None:
+                self.remembered.forget(self.spec.primary)
             return True
         # st is None: the path is there but cannot be stat'ed; load_layer reports why
-        self.result = keep_last_good(self.good, load_layer(path) if st is None else load_layer(path, st))
+        new = load_layer(path) if st is None else load_layer(path, st)
+        if self.good is None and self.remembered is not None:
+            # a process started while the file is broken still has the version the last one used
+            self.good = self.remembered.load(self.spec.primary)
+        self.result = keep_last_good(self.good, new)
         if self.result.data is not None:
             self.good = self.result
+            if self.remembered is not None:
+                self.remembered.save(self.spec.primary, self.result.data)
         return True
 
 
@@ -77,6 +88,7 @@ class ConfigSource:
         *,
         create_global: bool = True,
         env: Mapping[str, str] | None = None,
+        remember: bool = True,
     ) -> None:
         self._notify = notify
         self._create_global = create_global
@@ -86,7 +98,9 @@ class ConfigSource:
         self._started = False
         self._lock = threading.Lock()
         try:
-            self._layers = [_Layer(spec) for spec in layer_specs(Path(directory), dict(os.environ if env is None else env))]
+            environ = dict(os.environ if env is None else env)
+            remembered = Remembered(environ) if remember else None
+            self._layers = [_Layer(spec, remembered) for spec in layer_specs(Path(directory), environ)]
         except Exception as exc:  # noqa: BLE001 - a broken environment must not break the host
             self._layers = []
             self._report_unexpected(exc)
@@ -125,11 +139,16 @@ class ConfigSource:
         effective = combine([layer.result for layer in self._layers if layer.result is not None])
         self._config = effective.config
         self._effective = effective
-        for layer in changed:
-            for problem in layer.result.problems if layer.result else []:
-                self._emit(problem.render(effective.values, effective.origins))
+        # Every problem of this read in one message: the changed files' own, then the new ones of the merge.
+        found = [problem for layer in changed for problem in (layer.result.problems if layer.result else [])]
         for problem in effective.problems:
-            self._emit_once(problem.render(effective.values, effective.origins))
+            text = problem.render(effective.values, effective.origins)
+            if text not in self._reported:
+                self._reported.add(text)
+                found.append(problem)
+        message = summary(found, effective.values, effective.origins)
+        if message is not None:
+            self._emit(message)
 
     def ensure_global_file(self) -> None:
         """Create the global dcp.jsonc with defaults when no global file exists (a real host's first run)."""

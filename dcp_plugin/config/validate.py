@@ -11,9 +11,15 @@ import jsonschema
 from pydantic import ValidationError
 
 from dcp_plugin.config import schema as schema_mod
-from dcp_plugin.config.globs import MAX_DEEP_PATTERNS, pattern_problem, within_deep_budget
+from dcp_plugin.config.globs import (
+    MAX_DEEP_PATTERNS,
+    MAX_TOTAL_PATTERN_CHARS,
+    pattern_problem,
+    unclosed_brackets,
+    within_budget,
+)
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.config.problems import SKIPPED, Problem, lookup, show_value
+from dcp_plugin.config.problems import UNUSABLE, Problem, lookup, show_value
 from dcp_plugin.config.schema import KeyPath, dotted
 
 PATTERNS_KEY = "protectedFilePatterns"
@@ -84,7 +90,7 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
     try:
         errors = list(_validator().iter_errors(data))
     except RecursionError:
-        return {}, problems + [Problem("error", name, f"is nested too deeply to check; {SKIPPED}")]
+        return {}, problems + [Problem("error", name, f"is nested too deeply to check; {UNUSABLE}")]
     removals: dict[tuple[str | int, ...], None] = {}
     unknown: dict[tuple[str | int, ...], list[str]] = {}
     entries: dict[tuple[str | int, ...], list[Problem]] = {}
@@ -110,7 +116,25 @@ def validate_layer(data: dict[str, Any], name: str) -> tuple[dict[str, Any], lis
     for path_key in sorted(removals, key=_sort_key, reverse=True):
         _delete(data, list(path_key))
     problems.extend(model_problems(data, name))
+    problems.extend(bracket_warnings(data, name))
     return data, problems
+
+
+def bracket_warnings(data: dict[str, Any], name: str) -> list[Problem]:
+    """Kept patterns with a `[` that no `]` closes: each is used, as a literal `[`, which is likely not what was meant."""
+    value = data.get(PATTERNS_KEY)
+    if not isinstance(value, list):
+        return []
+    found = [(i, p, n) for i, p in enumerate(value) if isinstance(p, str) and (n := unclosed_brackets(p))]
+    hint = "each such `[` matches a literal `[` (write `\\[` to say so, or close the set with `]`)"
+    if len(found) > SUMMARY_LIMIT:
+        shown = ", ".join(f"[{i}] {show_value(p, 40)}" for i, p, _ in found[:SUMMARY_LIMIT])
+        text = f"{len(found):,} patterns have a `[` without a closing `]`: {shown} and {len(found) - SUMMARY_LIMIT:,} more; {hint}"
+        return [Problem("warning", name, text, key=PATTERNS_KEY)]
+    return [
+        Problem("warning", name, f"{show_value(p)} has {n:,} `[` without a closing `]`; {hint}", key=f"{PATTERNS_KEY}[{i}]")
+        for i, p, n in found
+    ]
 
 
 def cut_long_lists(data: dict[str, Any], name: str) -> list[Problem]:
@@ -127,20 +151,26 @@ def cut_long_lists(data: dict[str, Any], name: str) -> list[Problem]:
 
 
 def cut_deep_patterns(data: dict[str, Any], name: str) -> list[Problem]:
-    """protectedFilePatterns past the budget of patterns with two `**` dropped, with one message."""
+    """protectedFilePatterns past the budgets (patterns with two `**`, characters of all patterns) dropped, with a message each."""
     value = data.get(PATTERNS_KEY)
     if not isinstance(value, list):
         return []
-    kept = within_deep_budget(value)
-    if len(kept) == len(value):
-        return []
-    dropped = len(value) - len(kept)
-    value[:] = kept
-    text = (
-        f"has more than {MAX_DEEP_PATTERNS} patterns that cross directories twice (like `**/a/**/b`), each slow "
-        f"to match; the first {MAX_DEEP_PATTERNS} are used, {dropped:,} more are ignored"
-    )
-    return [Problem("error", name, text, key=PATTERNS_KEY)]
+    budgeted = within_budget(value)
+    value[:] = budgeted.kept
+    problems = []
+    if budgeted.deep_dropped:
+        text = (
+            f"has more than {MAX_DEEP_PATTERNS} patterns that cross directories twice (like `**/a/**/b`), each slow "
+            f"to match; the first {MAX_DEEP_PATTERNS} are used, {budgeted.deep_dropped:,} more are ignored"
+        )
+        problems.append(Problem("error", name, text, key=PATTERNS_KEY))
+    if budgeted.long_dropped:
+        text = (
+            f"holds more than {MAX_TOTAL_PATTERN_CHARS:,} characters of patterns, which would be slow to compile; "
+            f"the patterns within that are used, {budgeted.long_dropped:,} more are ignored"
+        )
+        problems.append(Problem("error", name, text, key=PATTERNS_KEY))
+    return problems
 
 
 def _unknown_problems(name: str, parent: Path, keys: list[str]) -> list[Problem]:

@@ -1,12 +1,14 @@
-"""Prompt-cache prices per provider family, relative to the base input price, and how a model's family is known.
+"""Prompt-cache prices per provider family and per model where the provider publishes them, and how a model's family is known.
 
 The numbers are data (config can override every one of them): a cache read, and a token
-processed without the cache (on Anthropic also written to it, at a premium), each as a
-multiple of the provider's base input price, and how long an unused cached prefix lives.
+processed without the cache (on Anthropic, and OpenAI from GPT-5.6 on, also written to it, at a
+premium), each as a multiple of the provider's base input price, and how long an unused cached
+prefix lives.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,6 +46,14 @@ DEFAULTS: dict[str, Pricing] = {
     "none": Pricing("none", 1.0, 1.0, 0.0),
 }
 ANTHROPIC_1H = Pricing("anthropic", 0.1, 2.0, 3600.0)
+# OpenAI's GPT-5.6 family and later (its GPT-5.6 announcement, and the prompt-caching guide at
+# developers.openai.com/api/docs/guides/prompt-caching): writing the cache costs 1.25x the uncached
+# input price, a read 0.1x, and a cached prefix lives at least 30 minutes. Earlier OpenAI models
+# have no write premium (the family default above).
+OPENAI_GPT_5_6 = Pricing("openai", 0.1, 1.25, 1800.0)
+_FIRST_PRICED_GPT = (5, 6)
+# `gpt-5.6`, `gpt-5.6-mini`, `openai/gpt-5.10-codex`, `gpt-6`: the version after `gpt-`.
+_GPT_VERSION = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?(?![\d.])")
 
 _ANTHROPIC_PROVIDERS = frozenset({"anthropic", "claude"})
 _OPENAI_PROVIDERS = frozenset({"openai", "azure", "azure-openai", "github-copilot", "deepseek", "xai", "groq"})
@@ -70,15 +80,41 @@ def family_of(model: ModelRef | None) -> Family:
     return "anthropic"
 
 
+def published_pricing(model: ModelRef | None, family: str) -> Pricing | None:
+    """The prices the provider publishes for this model where they differ from its family's; None otherwise."""
+    if family != "openai" or model is None:
+        return None
+    found = _GPT_VERSION.search((model.model_id or "").lower())
+    if found is None:
+        return None
+    version = (int(found.group(1)), int(found.group(2) or 0))
+    return OPENAI_GPT_5_6 if version >= _FIRST_PRICED_GPT else None
+
+
 def pricing_for(model: ModelRef | None, config: Any) -> Pricing:
-    """The prices the scheduler assumes for a request to ``model`` under a ``cache`` config section."""
+    """The prices the scheduler assumes for a request to ``model`` under a ``cache`` config section.
+
+    A model's published prices replace its family's defaults; a price set in the config to
+    anything but the family default wins over both.
+    """
     choice = str(getattr(config, "pricing", "auto"))
     if choice == "anthropic-1h":
         return ANTHROPIC_1H
     family: str = family_of(model) if choice == "auto" else choice
     if family == "none":
         return DEFAULTS["none"]
+    default = DEFAULTS[family]
     section = getattr(config, family, None)
-    if section is None:
-        return DEFAULTS[family]
-    return Pricing(family, float(section.read), float(section.write), float(section.ttl_seconds))
+    configured = (
+        default if section is None else Pricing(family, float(section.read), float(section.write), float(section.ttl_seconds))
+    )
+    published = published_pricing(model, family)
+    if published is None:
+        return configured
+    # The shipped global dcp.jsonc spells out the family defaults: equal to them is not a choice.
+    return Pricing(
+        family,
+        published.read if configured.read == default.read else configured.read,
+        published.write if configured.write == default.write else configured.write,
+        published.ttl_seconds if configured.ttl_seconds == default.ttl_seconds else configured.ttl_seconds,
+    )

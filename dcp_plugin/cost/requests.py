@@ -22,4 +22,7 @@ def net_sentence(cost_without: float, cost_with: float) -> str | None:
     percent = 100 * (cost_without - cost_with) / cost_without
     if percent >= 0:
         return f"{percent:.1f}% cheaper than without the plugin"
-    return f"{-percent:.1f}% more expensive than without the plugin"
+    return (
+        f"{-percent:.1f}% more expensive than without the plugin: its placeholders changed parts the provider "
+        "had cached, which it then processed again"
+    )

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dcp_plugin.pipeline.labels import neutral
 from dcp_plugin.pipeline.placeholders import (
     DISCARDED_PREFIX,
     DUPLICATE_PLACEHOLDER,
@@ -104,7 +105,7 @@ def placeholder_kind(text: object) -> Kind | None:
 def media_marker(kind: Kind, detail: str = "") -> str:
     """The typed marker a removed image or file leaves, e.g. ``[image removed: image/png]``."""
     word = "image" if kind is Kind.IMAGE else "file"
-    detail = " ".join(detail.replace("]", ")").split()) or "unnamed"
+    detail = neutral(" ".join(detail.split())) or "unnamed"
     return f"[{word} removed: {detail}]"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from dcp_plugin.formats.items import as_dict, replaced_content, text_blocks
 from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
+from dcp_plugin.formats.usage import usage_tokens
 from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest, media_digest
 
 NAME = "langchain"
@@ -69,7 +70,9 @@ def feed(builder: ViewBuilder, messages: Sequence[Any], start: int) -> None:
             calls = [c for c in getattr(message, "tool_calls", None) or () if isinstance(c, dict)]
             text = text_blocks(content)
             ident = _ident(message, *(str(c.get("id")) for c in calls[:1]), text)
-            parts = builder.message("assistant", index, ident)
+            # The provider's count for the request this message answers: the figure rests on it.
+            tokens = usage_tokens(getattr(message, "usage_metadata", None))
+            parts = builder.message("assistant", index, ident, {"tokens": tokens} if tokens else None)
             if text:
                 parts.append({"type": "text", "text": text})
             for position, call in enumerate(calls):

@@ -9,7 +9,8 @@ For agents built with ``langchain.agents.create_agent``::
 
 Only the request handed to the model is pruned (``wrap_model_call``): the graph state, and
 so the checkpointed history, keep every message as it was. The session is the thread id
-(``config["configurable"]["thread_id"]``).
+(``config["configurable"]["thread_id"]``); without one (an agent without a checkpointer), the
+conversation's first user message (its id, which LangGraph gives every message, else its text).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from dcp_plugin.formats.adapter import LANGCHAIN
+from dcp_plugin.formats.items import text_blocks
 from dcp_plugin.formats.pruner import Pruner
+from dcp_plugin.formats.view import digest
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -33,8 +36,26 @@ log = logging.getLogger("dcp_plugin")
 DEFAULT_SESSION = "langchain"
 
 
+def conversation_id(messages: Any) -> str:
+    """A session id for a conversation without a thread id: a digest of its first user message.
+
+    Its id when it has one (LangGraph gives every message in its state a unique id), else its
+    text. Two conversations that start with the same text and no ids get the same session; the
+    pruner then sees each switch between them as a rewritten history and starts over, so they
+    still never share a decision (they only lose the incremental path).
+    """
+    for message in messages if isinstance(messages, list) else ():
+        if getattr(message, "type", None) != "human":
+            continue
+        ident = getattr(message, "id", None)
+        if isinstance(ident, str) and ident:
+            return f"{DEFAULT_SESSION}-{digest('id', ident)}"
+        return f"{DEFAULT_SESSION}-{digest('text', text_blocks(getattr(message, 'content', None)))}"
+    return DEFAULT_SESSION
+
+
 def thread_id(request: Any) -> str:
-    """The request's LangGraph thread id, the session it belongs to; a fixed id without a checkpointer."""
+    """The request's LangGraph thread id, the session it belongs to; without one, :func:`conversation_id`."""
     info = getattr(getattr(request, "runtime", None), "execution_info", None)
     value = getattr(info, "thread_id", None)
     if not value:
@@ -44,7 +65,7 @@ def thread_id(request: Any) -> str:
             value = (get_config().get("configurable") or {}).get("thread_id")
         except Exception:  # noqa: BLE001 - outside a graph run there is no config
             value = None
-    return str(value) if value else DEFAULT_SESSION
+    return str(value) if value else conversation_id(getattr(request, "messages", None))
 
 
 def model_id(model: Any) -> str | None:

@@ -106,11 +106,38 @@ def _file_name(session_id: str) -> str:
     return hashlib.blake2b(session_id.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() + SUFFIX
 
 
-def _private(path: Path) -> bool:
-    """Whether the file is the user's own and nobody else may write it (it is unpickled)."""
-    info = path.stat()
-    owner_ok = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_POSIX = hasattr(os, "getuid")
+
+
+def _private(info: os.stat_result) -> bool:
+    """Whether the opened file is the user's own and nobody else may write it (it is unpickled)."""
+    owner_ok = not _POSIX or info.st_uid == os.getuid()
     return owner_ok and stat.S_ISREG(info.st_mode) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def unsafe_folder(folder: Path) -> str | None:
+    """Why checkpoints must not be read from or written to ``folder``, or None when it is private.
+
+    Anyone who may write the folder may swap a file in it (or a symlink to one of theirs) for
+    a checkpoint, which is unpickled: the folder must be a real directory (not a symlink) that
+    the user owns and that neither the group nor others may write.
+    """
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None  # nothing to read; a writer creates it private
+    except OSError as exc:
+        return f"it cannot be checked ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    if _POSIX and info.st_uid != os.getuid():
+        return "another user owns it"
+    if _POSIX and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"its group or other users may write it (mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700` on it"
+    return None
 
 
 class Checkpoints:
@@ -130,13 +157,20 @@ class Checkpoints:
         if self.folder is None:
             return None
         path = self.folder / _file_name(session_id)
+        refused = unsafe_folder(self.folder)
+        if refused is not None:
+            log.warning("dcp: ignoring the checkpoints in %s: %s", self.folder, refused)
+            return None
         try:
-            if not path.is_file():
+            try:
+                # never through a symlink, and checked on the descriptor that is read
+                fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            except FileNotFoundError:
                 return None
-            if not _private(path):
-                log.warning("dcp: ignoring checkpoint %s: another user owns it or may write it", path)
-                return None
-            with path.open("rb") as handle:
+            with os.fdopen(fd, "rb") as handle:
+                if not _private(os.fstat(handle.fileno())):
+                    log.warning("dcp: ignoring checkpoint %s: another user owns it or may write it", path)
+                    return None
                 if handle.readline() != _MAGIC:
                     raise ValueError("not a dcp checkpoint")
                 header = json.loads(handle.readline())
@@ -189,10 +223,16 @@ class Checkpoints:
         folder = self.folder
         assert folder is not None
         make_dirs(folder, PRIVATE_DIR_MODE)
+        refused = unsafe_folder(folder)
+        if refused is not None:
+            log.warning("dcp: writing no checkpoint into %s: %s", folder, refused)
+            return
         header = json.dumps({"session": session_id, "key": key, "messages": messages, "written": time.time()})
         target = folder / _file_name(session_id)
         temp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
+        with contextlib.suppress(OSError):
+            temp.unlink()  # left by a process of the same id that died mid-write
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, _FILE_MODE)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(_MAGIC + header.encode() + b"\n" + zlib.compress(payload, _ZLIB_LEVEL))

@@ -74,7 +74,10 @@ def host_startup(context: dict[str, Any]) -> None:
       against it and project config (``.opencode/dcp.jsonc``) is read from it.
       A host that never calls this hook gets the process's working directory.
     - ``notify`` (callable ``(session_id: str | None, text: str) -> None``): shows a
-      short message to the user. Without it, plugin messages go to stderr.
+      short message to the user. Without it, plugin messages go to stderr. Routine news (what
+      a request pruned, a context budget tier reached) is handed to it on a thread of the
+      plugin's own, in order, so a slow notify never delays a request; warnings (a config or
+      database problem, rare) are said at once, on the thread of the hook that met them.
     - ``summarize`` (callable ``(request: dict) -> dict``): a side query to the model,
       used by the context budget's compaction controller. ``request`` carries
       ``messages`` (the history in ``{info, parts}`` shape), ``system`` (str),
@@ -143,7 +146,8 @@ def context_snapshot(session_id: str) -> dict[str, Any] | None:
     ``thresholds`` (``warn``, ``auto``, ``hard``, ``effective_window``, ``window``),
     ``tip`` (``context-warn`` | ``context-high`` | ``context-critical`` or None) and
     ``tip_text`` (one sentence to show, or None). A host calls it whenever it wants to
-    show the budget; it is cheap and never raises.
+    show the budget; it is cheap and never raises. A ``session_id`` that is not a non-empty
+    string names no session: None (and a warning in the log).
     """
 
 
@@ -158,7 +162,8 @@ def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[s
     replaces the history before the summary point with ``summary``. Every other
     ``status`` (``none``, ``disabled``, ``skipped-breaker-open``, ``unsupported``,
     ``failed``, ``discarded-truncated``) means "send the request as it is". Returns None
-    when the plugin knows nothing of the session. Never raises.
+    when the plugin knows nothing of the session (or ``session_id`` is not a non-empty string).
+    Never raises.
     """
 
 

@@ -106,19 +106,27 @@ class DcpPlugin:
 
     @hookimpl
     def context_snapshot(self, session_id: str) -> dict[str, Any] | None:
-        """The session's latest context snapshot, with the tip's text."""
-        snapshot = self.runtime.snapshot(session_id)
-        if snapshot is None:
+        """The session's latest context snapshot, with the tip's text; None for an id that names no session."""
+        if not _names_a_session("context_snapshot", session_id):
             return None
-        data = snapshot.to_dict()
-        data["tip_text"] = (
-            tip_text(snapshot.tip, snapshot.estimated_input_tokens, snapshot.context_limit) if snapshot.tip else None
-        )
+        try:
+            snapshot = self.runtime.snapshot(session_id)
+            if snapshot is None:
+                return None
+            data = snapshot.to_dict()
+            data["tip_text"] = (
+                tip_text(snapshot.tip, snapshot.estimated_input_tokens, snapshot.context_limit) if snapshot.tip else None
+            )
+        except Exception:  # noqa: BLE001 - a hook that shows the budget must never break the host
+            log.exception("dcp: context_snapshot failed")
+            return None
         return data
 
     @hookimpl
     def compaction_advice(self, session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Run the compaction controller for the session's latest snapshot."""
+        if not _names_a_session("compaction_advice", session_id):
+            return None
         outcome = self.runtime.compaction_advice(session_id, messages)
         if outcome is None:
             return None
@@ -130,6 +138,14 @@ class DcpPlugin:
             "consecutive_failures": outcome.consecutive_failures,
             "error": outcome.error,
         }
+
+
+def _names_a_session(hook: str, session_id: object) -> bool:
+    """Whether a hook's ``session_id`` can name a session (a non-empty string); says so in the log when not."""
+    if isinstance(session_id, str) and session_id:
+        return True
+    log.warning("dcp: %s needs a session id (a non-empty string), not %s", hook, type(session_id).__name__)
+    return False
 
 
 # What the `agent_host` entry point names: the instance a host process registers.

@@ -6,17 +6,16 @@ from collections.abc import Sequence
 from typing import Literal
 
 from dcp_plugin.pipeline.decisions import Decision
+from dcp_plugin.pipeline.sizes import pruned_size
 from dcp_plugin.pipeline.strategies import REASON_TEXT
+from dcp_plugin.printable import plural
+
+__all__ = ["plural"]  # re-exported: the commands import it from here
 
 Level = Literal["off", "minimal", "detailed"]
 
 # Detailed notifications list at most this many calls; the rest are summarized in one line.
 DETAILED_LIMIT = 20
-
-
-def plural(count: int, word: str) -> str:
-    """'1 call', '2 calls'."""
-    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def reason_text(reason: str | None) -> str:
@@ -25,15 +24,15 @@ def reason_text(reason: str | None) -> str:
 
 
 def summary_line(decisions: Sequence[Decision], net: str | None = None) -> str:
-    """One line: how many calls were pruned, about how many tokens that saves per request, and the net so far."""
-    tokens = sum(d.tokens_saved for d in decisions)
-    tail = f"; this session so far: {net}" if net else ""
-    return f"dcp: pruned {plural(len(decisions), 'tool call')} (~{tokens:,} tokens saved per request{tail})"
+    """One line: how many calls were pruned, the tokens they held (the sizes the list and `/dcp pin` show), the net so far."""
+    tokens = sum(pruned_size(d) for d in decisions)
+    tail = f" (this session so far: {net})" if net else ""
+    return f"dcp: pruned {plural(len(decisions), 'tool call')} holding ~{tokens:,} tokens{tail}"
 
 
 def detail_line(decision: Decision) -> str:
     """One call of a detailed notification: tool, call id, why, saving."""
-    return f"  - {decision.tool} {decision.call_id}: {reason_text(decision.strategy)}, ~{decision.tokens_saved:,} tokens"
+    return f"  - {decision.tool} {decision.call_id}: {reason_text(decision.strategy)}, ~{pruned_size(decision):,} tokens"
 
 
 def format_notification(decisions: Sequence[Decision], level: str, net: str | None = None) -> str | None:
@@ -50,5 +49,5 @@ def format_notification(decisions: Sequence[Decision], level: str, net: str | No
     lines.extend(detail_line(d) for d in decisions[:DETAILED_LIMIT])
     if len(decisions) > DETAILED_LIMIT:
         rest = decisions[DETAILED_LIMIT:]
-        lines.append(f"  ... and {plural(len(rest), 'more call')} (~{sum(d.tokens_saved for d in rest):,} tokens)")
+        lines.append(f"  ... and {plural(len(rest), 'more call')} (~{sum(pruned_size(d) for d in rest):,} tokens)")
     return "\n".join(lines)

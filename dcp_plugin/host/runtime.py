@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +42,12 @@ from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.checkpoints import EVERY_MESSAGES, FOLDER, Checkpoints, fingerprint, snapshot_of, state_key
 from dcp_plugin.host.hostspec import HostStartup, Summarize
+from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
+from dcp_plugin.model.messages import call_message
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.freshness import kept_went_stale
@@ -174,7 +177,14 @@ class Runtime:
         store: Any = None,
         notify: Notify | None = None,
         create_global_config: bool = False,
+        max_sessions: int = MAX_SESSIONS,
+        idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        what_if: bool = False,
     ) -> None:
+        # A what-if (a replay of a recorded session): what it sends reaches no provider, so the counts
+        # in the history stay those of the requests as recorded (whole, unless the store says otherwise).
+        self.what_if = what_if
         self.directory = str(Path(directory) if directory is not None else Path.cwd())
         # Relative protected patterns are anchored here: the project root above `directory`.
         self.project_root: str | None = None
@@ -182,6 +192,8 @@ class Runtime:
         self._config: ConfigProvider | None = StaticConfig(config) if isinstance(config, DcpConfig) else config
         self._create_global_config = create_global_config
         self._sessions: dict[str, _Session] = {}
+        # Sessions are let go of when idle or beyond the cap (memory: a host may run for weeks).
+        self._lru = SessionLru(max_sessions, idle_seconds, clock)
         # The runtime-wide lock guards only what sessions share (the sessions map, the latest
         # outgoing per session, the debug log) and is held briefly; each session has its own.
         self._lock = threading.RLock()
@@ -277,7 +289,8 @@ class Runtime:
             )
             with self._lock:
                 self._last[session_id] = outgoing
-            return outgoing
+        self._evict(session_id)
+        return outgoing
 
     @staticmethod
     def _plan(
@@ -387,15 +400,21 @@ class Runtime:
                     root=self.project_root,
                     tools_offered=self._tools_offered,
                     pinned=stored.pinned,
+                    # The store counted requests this plugin sent for the session: their counts are of pruned requests.
+                    pruned_live=stored.requests > 0,
+                    what_if=self.what_if,
                 )
             fresh = _Session(state, SessionBudget(snapshot), stored=stored.complete)
             if resumed:
                 fresh.checkpointed = (state.epoch, state.messages_read)
             with self._lock:  # another thread may have made it meanwhile: theirs wins
                 session = self._sessions.setdefault(session_id, fresh)
+                self._lru.touch(session_id)
             behind = False
         else:
             behind = not session.stored
+            with self._lock:
+                self._lru.touch(session_id)
         with self._locked(session) as state:
             if behind:
                 self._catch_up(session)
@@ -446,6 +465,10 @@ class Runtime:
 
         self._checkpoint_folder().save_later(state.session_id, take)
 
+    def wait_for_notices(self, timeout: float = 10.0) -> bool:
+        """Block until the news handed to the host's notify so far was delivered (see ``Notifier.news``)."""
+        return self.notifier.wait(timeout)
+
     def wait_for_checkpoints(self) -> None:
         """Block until every queued checkpoint is on disk."""
         self._checkpoints.wait()
@@ -482,11 +505,19 @@ class Runtime:
             with self._locked(session) as state:
                 state.restart()
 
+    def _evict(self, keep: str) -> None:
+        """Drop the sessions unused for ``idle_seconds`` and the least recently used beyond ``max_sessions``."""
+        with self._lock:
+            victims = self._lru.to_drop(keep)
+        for session_id in victims:
+            self.drop(session_id)
+
     def drop(self, session_id: str) -> None:
         """Forget a session (its saved state stays in the store; it is restored on next sight)."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
             self._last.pop(session_id, None)
+            self._lru.forget(session_id)
         if session is not None:
             with session.lock:
                 self._checkpoint(session, final=True)
@@ -731,10 +762,5 @@ def _list_tokens(state: SessionState) -> int:
 
 def _call_message(messages: Sequence[Any], call_id: str | None) -> int:
     """The index of the message holding the tool call ``call_id`` (searched from the end), else the list's length."""
-    if call_id:
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            parts = message.get("parts") if isinstance(message, dict) else None
-            if isinstance(parts, list) and any(isinstance(p, dict) and p.get("callID") == call_id for p in parts):
-                return index
-    return len(messages)
+    index = call_message(messages, call_id) if call_id else None
+    return len(messages) if index is None else index

@@ -294,6 +294,9 @@ class Store:
         self.moved_aside: list[Path] = []
         self.busy = False  # the latest operation found the file locked by another process for its whole wait
         self._wait_ms = BUSY_TIMEOUT_MS  # the busy timeout the open connection has
+        # The open connection reads a file this process cannot write (a read-only mount): what is
+        # stored still applies, nothing new is saved, and opening for writing is retried later.
+        self.read_only = False
 
     # -- opening and recovery ---------------------------------------------------------------
     @property
@@ -390,7 +393,9 @@ class Store:
     def _connection(self, wait_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
         """The open connection; opens on first use, moves a corrupt file aside, backs off when unavailable."""
         if self._conn is not None:
-            return self._conn
+            if not (self.read_only and self._retry_at is not None and self._clock() >= self._retry_at):
+                return self._conn
+            self._close_quietly()  # read-only for a while: try for writing again
         if self._unavailable is not None:
             raise StoreUnavailable(self._unavailable)
         if self._retry_at is not None and self._clock() < self._retry_at:
@@ -414,15 +419,33 @@ class Store:
                 self._say(f"dcp: the state database {self.path} is busy ({exc}); will retry")
                 raise StoreUnavailable(str(exc)) from exc
             self._retry_at = self._clock() + RETRY_SECONDS
+            self._conn = self._reader()
+            if self._conn is not None:
+                self._say(
+                    f"dcp: the state database {self.path} cannot be written ({_reason(exc)}); it is read as it is "
+                    f"(pins and sweeps saved earlier apply), nothing new is saved, and writing is retried every "
+                    f"{RETRY_SECONDS:.0f} s"
+                )
+                return self._conn
             self._say(
                 f"dcp: the state database {self.path} cannot be opened ({_reason(exc)}); it is left as it is, "
                 f"pruning goes on and saving is retried every {RETRY_SECONDS:.0f} s"
             )
             raise StoreUnavailable(str(exc)) from exc
+        self.read_only = False
         if self._retry_at is not None:
             self._retry_at = None
             log.info("dcp: the state database %s is available again", self.path)
         return self._conn
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """A read-only connection to the file when it is a healthy dcp database (SQLite's `mode=ro`), else None."""
+        try:
+            conn = open_read_only(self.path)
+        except (NotAStore, sqlite3.Error, OSError):
+            return None
+        self.read_only = True
+        return conn
 
     def _recover(self, exc: BaseException) -> None:
         """After an error inside an operation: move a corrupt file aside, reopen on next use."""
@@ -474,6 +497,8 @@ class Store:
                         conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass
+                if self.read_only and getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY":
+                    return default  # a write on the read-only connection: expected, said when it opened
                 self._recover(exc)
                 return default
             except Exception as exc:  # noqa: BLE001 - never break the host over bookkeeping
@@ -682,7 +707,8 @@ def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
     wal = Path(f"{path}-wal")
     uri = path.resolve().as_uri() + "?mode=ro" + ("" if wal.exists() else "&immutable=1")
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        # Any thread: a Store serializes its operations on its own lock.
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise NotAStore(f"{path}: cannot be opened ({exc})") from None
     try:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from json import encoder as json_encoder
+from typing import Any
 
 # JSONEncoder.encode builds a new C encoder on every call (json.dumps a new JSONEncoder too),
 # which costs about twice the encoding of a typical tool input; a cold request encodes every
@@ -48,3 +50,42 @@ class CompactJson:
             except RecursionError:
                 pass  # a cycle, or nesting too deep: the checked encoder tells them apart
         return self._checked.encode(value)
+
+
+class NumberTooLong(ValueError):
+    """A JSON integer with more digits than Python converts (``sys.get_int_max_str_digits()``), and where it is."""
+
+    def __init__(self, digits: int, limit: int, line: int, column: int) -> None:
+        super().__init__(f"a number of {digits:,} digits (at most {limit:,} can be read)")
+        self.digits = digits
+        self.limit = limit
+        self.line = line
+        self.column = column
+
+
+class _Long(Exception):
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def loads(text: str) -> Any:
+    """``json.loads``, but an integer too long for Python raises :class:`NumberTooLong` naming its line and column.
+
+    Python refuses to convert an integer of more than 4,300 digits (a guard against quadratic
+    time): plain ``json.loads`` then raises a ValueError that says neither where nor that it is
+    about the input.
+    """
+    limit = sys.get_int_max_str_digits()
+
+    def parse_int(digits: str) -> int:
+        if limit and len(digits) - digits.startswith("-") > limit:
+            raise _Long(digits)
+        return int(digits)
+
+    try:
+        return json.loads(text, parse_int=parse_int)
+    except _Long as exc:
+        at = max(text.find(exc.text), 0)
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise NumberTooLong(len(exc.text) - exc.text.startswith("-"), limit, line, column) from None

@@ -1,9 +1,10 @@
 """The canonical message shape ({info, parts}, as OpenCode sends it) and the one definition of each rule over it.
 
-Rules defined here and nowhere else: a tool call's identity (:func:`call_id_of`), the session
-a request belongs to (:func:`session_id_of`) and whether the host already cleared an output
-(:func:`output_is_cleared`). The model a message names is in :mod:`.refs`, whether a list
-continues the one seen before in :mod:`.history`.
+Rules defined here and nowhere else: a tool call's identity (:func:`call_id_of`), where a
+recorded call's tool state is (:func:`locate`) and which message holds a call
+(:func:`call_message`), the session a request belongs to (:func:`session_id_of`) and whether
+the host already cleared an output (:func:`output_is_cleared`). The model a message names is
+in :mod:`.refs`, whether a list continues the one seen before in :mod:`.history`.
 
 The TypedDicts are the shape OpenCode documents, and every function of the pipeline that takes
 messages, parts or tool states takes these types, so mypy checks the keys read and the types of
@@ -16,8 +17,9 @@ could get wrong (an output that is not a string, an id that is ``null``) checks 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, TypeGuard
+from typing import Any, Literal, Protocol, TypedDict, TypeGuard
 
 ToolStatus = Literal["pending", "running", "completed", "error"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
@@ -116,14 +118,19 @@ def is_user(message: object) -> bool:
 
 
 def message_time(message: object) -> int:
-    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none."""
+    """The newest timestamp a message carries (``info.time.created`` / ``completed``, in ms), 0 when none.
+
+    A value that is no finite number (NaN, ±Infinity, which JSON parsers accept) counts as missing.
+    """
     when = info_of(message).get("time")
     if not isinstance(when, dict):
         return 0
     # No list and no max() of it: read for every message of a cold request's history.
     newest: int | float | None = None
     for value in (when.get("created"), when.get("completed")):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and (newest is None or value > newest):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if (isinstance(value, int) or math.isfinite(value)) and (newest is None or value > newest):
             newest = value
     return int(newest) if newest is not None else 0
 
@@ -157,6 +164,48 @@ def call_id_of(part: Part, message: object, message_index: int, part_index: int)
         or text_id(part.get("id"))
         or f"{message_id(message) or message_index}#{part_index}"
     )
+
+
+class Placed(Protocol):
+    """Where a tool call was seen: its message and part index, and its identity (a ledger's record)."""
+
+    @property
+    def message_index(self) -> int: ...
+
+    @property
+    def part_index(self) -> int: ...
+
+    @property
+    def call_id(self) -> str: ...
+
+
+def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolState | None:
+    """The tool state of ``record``'s call in ``messages``, or None when the call is not where it was seen.
+
+    ``offset``: where the list the record was seen in starts within ``messages`` (a replay's
+    history after a compaction). The part must be a dict with the call's identity
+    (:func:`call_id_of`) and its state a dict.
+    """
+    index = record.message_index
+    try:
+        message = messages[offset + index]
+        part = parts_of(message)[record.part_index]
+    except (IndexError, TypeError):
+        return None
+    if not isinstance(part, dict) or call_id_of(part, message, index, record.part_index) != record.call_id:
+        return None
+    state = part.get("state")
+    return state if isinstance(state, dict) else None
+
+
+def call_message(messages: Sequence[object], call_id: str) -> int | None:
+    """The index of the newest message holding the tool call ``call_id``, or None."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        for part_index, part in enumerate(parts_of(message)):
+            if isinstance(part, dict) and part.get("type") == "tool" and call_id_of(part, message, index, part_index) == call_id:
+                return index
+    return None
 
 
 def session_id_of(input: Mapping[str, object] | None, messages: Sequence[object]) -> str:

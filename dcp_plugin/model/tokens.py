@@ -136,6 +136,11 @@ def tool_state_tokens(state: Mapping[str, Any]) -> int:
     return model.total + incoming.total
 
 
+def output_tokens(state: Mapping[str, Any]) -> int:
+    """Tokens a call's output (or error) takes in a request, as the host sends it."""
+    return _field_tokens(state, "output")
+
+
 def tokens_removed(state: Mapping[str, Any], field: str, value: Any) -> int:
     """Tokens that replacing ``state[field]`` by ``value`` removes from a request.
 

@@ -21,6 +21,7 @@ from dcp_plugin.pipeline.decisions import (
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import ModelTools
 from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
+from dcp_plugin.pipeline.patches import Applied
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
@@ -54,7 +55,7 @@ class Arbiter:
         self.pinned = pinned
         self.state_of = state_of  # a call's tool state in the session's current messages
         self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
-        self.applied: list[Decision] = []  # in the order applied; a prefix never changes within an epoch
+        self.applied = Applied()  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
         self.in_force_count = 0  # how many applied decisions are in force
         self.user_saved = 0  # tokens the user's sweeps remove beyond what strategies had decided there

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
+from dcp_plugin.model.messages import Message, ToolState, locate, output_is_cleared
 from dcp_plugin.model.tokens import json_chars
 from dcp_plugin.pipeline.decisions import Decision, apply_cuts
 from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
@@ -80,10 +80,7 @@ def kept_went_stale(kept: Sequence[Decision], messages: Sequence[Message], chang
         record = decision.record
         if record.message_index < changed_from or decision.superseded or decision.withdraws is not None:
             continue
-        try:
-            state = messages[record.message_index]["parts"][record.part_index]["state"]
-        except (IndexError, KeyError, TypeError):
-            return True
-        if type(state) is not dict or not still_fits(decision, state):
+        state = locate(messages, record)
+        if state is None or not still_fits(decision, state):
             return True
     return False

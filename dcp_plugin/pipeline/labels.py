@@ -5,16 +5,28 @@ from __future__ import annotations
 import functools
 
 from dcp_plugin.pipeline.protection import clean_path, extract_paths
+from dcp_plugin.printable import escape_label
 
 WIDTH = 60
 # Without a path or a pattern, the argument that says what the call did, in order of preference.
 _KEY_ARGUMENTS = ("command", "query", "url", "description", "name", "prompt")
 
 
+# Square brackets become parentheses in a label: a label sits inside a placeholder `[dcp: ...]`,
+# and a `]` in a path or a command would end it there and let the rest (`[dcp: instructions ...`)
+# stand alone, looking like the plugin's own text, which the system prompt tells the model to trust.
+_BRACKETS = str.maketrans("[]", "()")
+
+
+def neutral(text: str) -> str:
+    """Text from a tool call made safe inside a placeholder: no brackets, no control, bidi or invisible characters."""
+    return escape_label(text.translate(_BRACKETS))
+
+
 def call_label(tool: str, tool_input: object, directory: str | None = None, width: int = WIDTH) -> str:
-    """`read src/a.py`, `bash make test`, `grep TODO in src`: the tool and what it worked on, on one line."""
+    """`read src/a.py`, `bash make test`, `grep TODO in src`: the tool and what it worked on, on one line (:func:`neutral`)."""
     argument = key_argument(tool_input, directory)
-    return f"{tool} {shorten(argument, width)}" if argument else tool
+    return neutral(f"{tool} {shorten(argument, width)}" if argument else tool)
 
 
 @functools.lru_cache(maxsize=4096)

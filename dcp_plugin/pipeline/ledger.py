@@ -11,11 +11,11 @@ from dcp_plugin.model.jsontext import CompactJson
 from dcp_plugin.model.messages import (
     FINAL_STATUSES,
     Message,
-    Part,
     ToolState,
     call_id_of,
     is_assistant,
     is_user,
+    locate,
     message_id,
     parts_of,
 )
@@ -177,22 +177,6 @@ class Ledger:
         result.finished.sort(key=lambda r: r.seq)
 
     @staticmethod
-    def part_of(messages: Sequence[Message], record: CallRecord) -> Part | None:
-        """The record's part in ``messages``, or None when it is not where it was."""
-        try:
-            message = messages[record.message_index]
-            part = message["parts"][record.part_index]
-        except (IndexError, KeyError, TypeError):
-            return None
-        if not isinstance(part, dict):
-            return None
-        if call_id_of(part, message, record.message_index, record.part_index) != record.call_id:
-            return None
-        return part
-
-    @classmethod
-    def state_of(cls, messages: Sequence[Message], record: CallRecord) -> ToolState | None:
-        """The record's tool state dict in ``messages``, or None."""
-        part = cls.part_of(messages, record)
-        state = part.get("state") if part is not None else None
-        return state if isinstance(state, dict) else None
+    def state_of(messages: Sequence[Message], record: CallRecord) -> ToolState | None:
+        """The record's tool state dict in ``messages``, or None (:func:`~dcp_plugin.model.messages.locate`)."""
+        return locate(messages, record)

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 import sys
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Sequence
 
-import pathspec
-from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
-
-from dcp_plugin.config.globs import compile_spec
+from dcp_plugin.config.globs import PatternSet, compile_spec
+from dcp_plugin.pipeline.commandpaths import command_paths
 
 # The argument keys that hold a path, at the top level of a tool's input and in each entry of
 # an `edits` list; `patchText` holds apply_patch headers. The README lists the same keys.
-PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename")
+PATH_KEYS: tuple[str, ...] = ("filePath", "path", "file_path", "filename", "notebook_path", "target_file", "file", "uri", "paths")
 EDITS_KEY = "edits"
+# A `uri` argument names a local file this way (LSP-style tools); other schemes name no file.
+FILE_URI = "file://"
 PATCH_KEY = "patchText"
 # Where other hosts put a patch in the same grammar: the OpenAI Responses adapter maps Codex's
 # freeform apply_patch to `{"input": patch}`, OpenAI Chat tools name it `input` or `patch`. Codex's
@@ -52,11 +54,26 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 _PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
 
 
+def _path_values(tool_input: dict[str, object]) -> list[str]:
+    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`)."""
+    found: list[str] = []
+    for key in PATH_KEYS:
+        value = tool_input.get(key)
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, str) and item:
+                if item.startswith(FILE_URI):
+                    item = urllib.parse.unquote(item[len(FILE_URI) :])
+                elif key == "uri" and "://" in item:
+                    continue  # an http(s) or other URI names no local file
+                found.append(item)
+    return found
+
+
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
     if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
         return ()
-    found: list[str] = [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str) and v]
+    found: list[str] = _path_values(tool_input)
     patch = tool_input.get(PATCH_KEY)
     if isinstance(patch, str):
         found.extend(patch_paths(patch))
@@ -68,7 +85,7 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     if isinstance(edits, list):
         for edit in edits:
             if isinstance(edit, dict):
-                found.extend(v for k in PATH_KEYS if isinstance(v := edit.get(k), str) and v)
+                found.extend(_path_values(edit))
     return tuple(dict.fromkeys(found))
 
 
@@ -122,23 +139,54 @@ def absolute_path(path: str, directory: str) -> str:
     return path if is_absolute(path) else clean_path(posixpath.join(clean_path(directory), path))
 
 
+# The host's working directory as another process sees it: a tool the host runs starts there, so
+# `/proc/self/cwd/x` in a call names `x` in the host's directory.
+_CWD_ALIASES = re.compile(r"^/proc/(?:self|thread-self|\d+)/cwd(?=/|$)")
+
+
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
+def real_path(path: str) -> str | None:
+    """A (cleaned, absolute) path with every symbolic link in it resolved, as far as it exists; None: unknown.
+
+    Remembered like the normal forms: a link made after a path was first seen is not followed
+    for it (a new session, or a restart, sees it).
+    """
+    if not (path.startswith("/") if os.sep == "/" else is_absolute(path)) or too_long(path):
+        return None
+    try:
+        return clean_path(os.path.realpath(path))
+    except (OSError, ValueError):  # a NUL, a loop on some systems, an unreadable directory
+        return None
+
+
+def _relative(absolute: str, root: str, ignore_case: bool) -> str | None:
+    """``absolute`` relative to ``root`` (both cleaned, ``root`` without a trailing slash), None when outside it."""
+    if not root:
+        return absolute.lstrip("/")
+    inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
+    return absolute[len(root) + 1 :] if inside else None
+
+
 def path_forms(
     path: str, directory: str, root: str | None = None, ignore_case: bool = CASE_INSENSITIVE
 ) -> tuple[str, ...]:
-    """The forms a pattern is matched against: as given (normalized) and relative to the project root.
+    """The forms a pattern is matched against: as given (normalized), relative to the project root, and real.
 
     Relative paths are resolved against ``directory`` (where the host runs); the project
-    root (``root``, default ``directory``) is what relative patterns are anchored to.
+    root (``root``, default ``directory``) is what relative patterns are anchored to. Where
+    the file (or a directory above it) exists, its real path, with symbolic links resolved,
+    is matched too, as is that path relative to the root's real path: a link inside the
+    project, a project opened through a link, or ``/proc/self/cwd`` name the protected file.
     """
     given = clean_path(path)
     forms = [given]
-    absolute = absolute_path(path, directory)
+    absolute = _CWD_ALIASES.sub(lambda _: clean_path(directory), absolute_path(path, directory))
     root = clean_path(directory if root is None else root).rstrip("/")
-    inside = absolute.lower().startswith(root.lower() + "/") if ignore_case else absolute.startswith(root + "/")
-    if not root:
-        forms.append(absolute.lstrip("/"))
-    elif inside:
-        forms.append(absolute[len(root) + 1 :])
+    forms.append(_relative(absolute, root, ignore_case) or "")
+    real = real_path(absolute) or absolute
+    real_root = (real_path(root) or root).rstrip("/") if root else root
+    if real != absolute or real_root != root:
+        forms += (real, _relative(real, real_root, ignore_case) or "", _relative(real, root, ignore_case) or "")
     return tuple(dict.fromkeys(f for f in forms if f and f != "."))
 
 
@@ -150,7 +198,7 @@ def too_long(path: str) -> bool:
 class _Matcher:
     """The compiled patterns of one config, with a bounded verdict per path form."""
 
-    def __init__(self, spec: pathspec.PathSpec[GitIgnoreBasicPattern]) -> None:
+    def __init__(self, spec: PatternSet) -> None:
         self.matches = functools.lru_cache(maxsize=VERDICT_CACHE_SIZE)(self._match)
         self._spec = spec
 
@@ -177,6 +225,15 @@ class PathProtector:
         self.root = clean_path(root) if root is not None else self.directory
         self.ignore_case = ignore_case
         self._matcher = _matcher(usable, ignore_case) if usable else None
+
+    def protected_path(self, tool: str, tool_input: object, paths: Sequence[str]) -> str | None:
+        """The first path of a call that is protected: a path argument, else a file its shell command prints."""
+        if self._matcher is None:
+            return None
+        for path in (*paths, *command_paths(tool_input)):
+            if self.is_protected((path,)):
+                return path
+        return None
 
     def is_protected(self, paths: Iterable[str]) -> bool:
         """True when some form of some path matches a protected pattern (or is too long to match)."""

@@ -94,8 +94,15 @@ class SessionState:
         root: str | None = None,
         tools_offered: bool = False,
         pinned: Iterable[str] = (),
+        pruned_live: bool = False,
+        what_if: bool = False,
     ) -> None:
         self.session_id = session_id
+        # Whether the plugin has pruned a request of this session as it was sent (here or in an
+        # earlier process, as the store says). Until it has, the provider's counts in the history
+        # were taken on requests sent whole, and the context now takes every placeholder off them.
+        self.pruned_live = pruned_live
+        self.what_if = what_if  # requests sent go to no provider: they never make the history's counts
         self.tools_offered = tools_offered  # the host offers the model the discard/extract/restore tools
         self.directory = directory
         self.root = root  # the project root relative protected patterns are anchored to (default: directory)
@@ -258,17 +265,21 @@ class SessionState:
             changed_from = None
             rescan = rescan and count < seen
             if unscheduled:
-                self._schedule(count, first)
+                self._schedule(count, first, live=False)
                 first = False
                 self._advance(count, point=True)
         end = len(self.messages)
         self._sync(end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
         if request and end > timeline.scheduled_end:
-            self._schedule(end, first)
+            self._schedule(end, first, live=True)
 
-    def _schedule(self, count: int, first: bool = True) -> None:
-        """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due)."""
+    def _schedule(self, count: int, first: bool = True, *, live: bool) -> None:
+        """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due).
+
+        ``live``: the request is being sent now; otherwise it is one the history implies, which went
+        out with this plugin's placeholders only if the plugin pruned the session live before.
+        """
         timeline, scheduler = self.timeline, self.scheduler
         model, ladder, pricing = self._request_model()
         image_tokens = self.config.context_budget.image_token_estimate
@@ -291,7 +302,9 @@ class SessionState:
         )
         for decision in scheduler.at(point, timeline.schedule(count)):
             self.arbiter.mark_applied(decision)
-        self.meter.sent(count, scheduler.sent_prefix)
+        if live and not self.what_if:
+            self.pruned_live = True
+        self.meter.sent(count, scheduler.sent_prefix, pruned=self.pruned_live)
 
     def _request_model(self) -> tuple[ModelRef, Thresholds, Pricing]:
         """The model the request being made goes to, with its budget ladder and prices.
@@ -370,7 +383,7 @@ class SessionState:
             state,
             paths,
             absolute_path(paths[0], self.directory) if paths else None,
-            self.protector.is_protected(paths) if paths else False,
+            self.protector.protected_path(record.tool, state.get("input"), paths) is not None,
             self.directory,
             record.call_id in self.pinned,
         )

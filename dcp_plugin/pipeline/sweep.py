@@ -22,7 +22,7 @@ class Skip(Enum):
     PRUNED = "already pruned"  # detail: the strategy that pruned it
     RUNNING = "still running"
     PROTECTED_TOOL = "protected tool"
-    PROTECTED_PATH = "protected path"  # detail: the first path the call names
+    PROTECTED_PATH = "protected path"  # detail: the protected path the call names (or its command prints)
     REFERENCED = "referenced"  # detail: how many earlier identical calls point at its result
 
 
@@ -106,8 +106,8 @@ def select(
             plan.skipped.append(Skipped(record, Skip.RUNNING))
         elif record.tool in protected_tools:
             plan.skipped.append(Skipped(record, Skip.PROTECTED_TOOL))
-        elif paths and protector.is_protected(paths):
-            plan.skipped.append(Skipped(record, Skip.PROTECTED_PATH, paths[0]))
+        elif (protected := protector.protected_path(record.tool, tool_input, paths)) is not None:
+            plan.skipped.append(Skipped(record, Skip.PROTECTED_PATH, protected))
         elif older:
             plan.skipped.append(Skipped(record, Skip.REFERENCED, older))
         else:

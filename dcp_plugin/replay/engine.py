@@ -16,7 +16,7 @@ from dcp_plugin.host import hostspec
 from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.model.messages import info_of, session_id_of
+from dcp_plugin.model.messages import info_of, locate, session_id_of
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
@@ -238,7 +238,7 @@ def plugin_host(directory: str, config: DcpConfig | None = None) -> tuple[pluggy
     """
     pm = pluggy.PluginManager(hostspec.PROJECT_NAME)
     pm.add_hookspecs(hostspec)
-    runtime = Runtime(directory, config)
+    runtime = Runtime(directory, config, what_if=True)
     pm.register(DcpPlugin(runtime), name="dcp")
     trace_hooks(pm)
     pm.hook.host_startup(context={"directory": directory, "persist": False})
@@ -251,8 +251,9 @@ def undo_patches(original: Sequence[dict[str, Any]], patches: Patches, offset: i
     ``offset``: where the request's first message sits in ``original`` (after a compaction).
     """
     for decision, target in patches:
-        record = decision.record
-        source = original[offset + record.message_index]["parts"][record.part_index]["state"]
+        source = locate(original, decision.record, offset)
+        if source is None:
+            raise ValueError(f"call {decision.call_id} is not in the original messages where it was patched")
         target[decision.field] = source[decision.field]
 
 

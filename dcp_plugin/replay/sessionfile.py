@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.model.jsontext import NumberTooLong, loads
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.importers import load_foreign
 
@@ -33,7 +34,7 @@ def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _load_stdin() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     where = "standard input"
     if sys.stdin is None or sys.stdin.isatty():
-        raise SessionFileError(f"{where}: nothing piped in (e.g. `opencode export SESSION_ID | dcp replay -`)")
+        raise SessionFileError(f"{where}: nothing piped in (e.g. `dcp replay - < session.json`)")
     raw = sys.stdin.buffer.read()
     try:
         text = raw.decode("utf-8-sig")
@@ -41,13 +42,38 @@ def _load_stdin() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise SessionFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     if not text.strip():
         raise SessionFileError(f"{where}: empty; expected a session JSON document")
-    return parse_session_text(text, where)
+    try:
+        return parse_session_text(text, where)
+    except SessionFileError as exc:
+        if _ends_mid_document(text):
+            raise SessionFileError(f"{exc}; {CUT_SHORT_HINT}") from None
+        raise
+
+
+# OpenCode 1.18's `export` stops early when its stdout is a pipe, which looks exactly like this.
+CUT_SHORT_HINT = (
+    "the input ends mid-document, as `opencode export` leaves it when piped: write it to a file "
+    "(`opencode export SESSION_ID > session.json`) and pass the file, or run `dcp opencode context SESSION_ID`"
+)
+
+
+def _ends_mid_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        # A cut inside a string is reported where the string starts, any other cut at the very end.
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+    except RecursionError:
+        return False
+    return False
 
 
 def parse_session_text(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(info, messages) from a session's text in any supported format; SessionFileError names the line."""
     try:
-        data = json.loads(text)
+        data = loads(text)
+    except NumberTooLong as exc:
+        raise SessionFileError(f"{where}:{exc.line}:{exc.column}: {exc}; no session holds one") from None
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":  # one JSON value per line: Claude Code, Codex, request logs
             return load_foreign(text, None, where)

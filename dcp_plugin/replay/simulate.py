@@ -152,7 +152,12 @@ class _Sim:
             parts.append(
                 self.part(mid, {"type": "tool", "tool": tool, "callID": self.next_id("call"), "state": state})
             )
-        output_tokens = self.rng.randint(20, 400)
+        # What the model wrote in this step, its text and its calls' inputs, is what it reports as
+        # output (as a provider does); the draw stays so that a seed gives the same session as before.
+        self.rng.randint(20, 400)
+        written = sum(len(str(p.get("text") or "")) for p in parts if p.get("type") == "text")
+        written += sum(len(str(v)) for p in parts if p.get("type") == "tool" for v in p["state"]["input"].values())
+        output_tokens = int(written / SIM_CHARS_PER_TOKEN)
         input_tokens = SIM_PROMPT_OVERHEAD_TOKENS + int(self.prompt_chars / SIM_CHARS_PER_TOKEN)
         # Like a provider with a 5-minute prompt cache: a warm request reads the previous prompt
         # from the cache and writes the rest; after a longer pause everything is written again.

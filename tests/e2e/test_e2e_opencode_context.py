@@ -98,3 +98,29 @@ def test_report_writes_the_html_page_of_a_real_session(two_sessions):
     html = (two_sessions["sc"].opencode.project / f"dcp-report-{session_id}.html").read_text(encoding="utf-8")
     assert f"session {session_id}" in html
     assert 'data-chart="tokens"' in html and 'data-series="with"' in html
+
+
+@pytest.fixture(scope="module")
+def large_session(module_scenario_factory) -> dict[str, Any]:
+    """A session whose export is about 400 KB (eight reads of a large file, then an answer), read three times."""
+    from fake_provider import Text, ToolCall
+
+    sc = module_scenario_factory("opencode-context-large", [])
+    path = sc.opencode.project / "big.txt"
+    path.write_text("\n".join(f"line {i:06d} of a large generated file, long enough to fill the export" for i in range(8000)))
+    # OpenCode's read stops at about 50 KB, some 600 of these lines: eight reads of different parts.
+    reads = [ToolCall("read", {"filePath": str(path), "offset": 1 + 600 * i, "limit": 600}) for i in range(8)]
+    sc.provider.script = [*reads, Text("Read big.txt.")]
+    run = sc.opencode.run(["read", "big.txt"], timeout=180)
+    # Piped, OpenCode 1.18.33 cut this export short in about one run of three: read it three times.
+    contexts = [dcp_opencode_context(sc, str(run.session_id), "--json") for _ in range(3)]
+    return {"sc": sc, "run": run, "reads": contexts}
+
+
+def test_a_large_export_is_read_whole_every_time(large_session):
+    assert large_session["run"].returncode == 0, large_session["run"].stderr
+    exported = json.dumps(large_session["sc"].opencode.export(str(large_session["run"].session_id)))
+    assert len(exported) > 128 * 1024  # larger than what a pipe got when OpenCode cut it short
+    for done in large_session["reads"]:
+        data = breakdown(done)
+        assert data["tool_calls"] == 8

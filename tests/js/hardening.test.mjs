@@ -66,3 +66,30 @@ test("a crash is shown once per OpenCode process, however many crashes follow", 
   const toasts = [...first.client.calls.toasts, ...second.client.calls.toasts];
   assert.equal(toasts.filter((toast) => /stopped during a request/.test(toast.message)).length, 1);
 });
+
+// R3: a kept whole-output value names the output it was made for; OpenCode changing that output in
+// place later (cleared, emptied, rewritten) is never overwritten with the placeholder again.
+const whole = { ...target, value: "[dcp: gone]", expect: { length: 9, head: "content 1", tail: "content 1" } };
+
+async function changedInPlace(t, changed) {
+  const { hooks } = await makePlugin(t, { env: { STUB_INCREMENTAL: "1", STUB_EXTRA_PATCHES: JSON.stringify([whole]) } });
+  const first = await transform(hooks, conversation(2));
+  assert.equal(first[1].parts[1].state.output, "[dcp: gone]");
+  const messages = conversation(3);
+  messages[1].parts[1].state.output = changed;
+  const second = await transform(hooks, messages);
+  assert.equal(second[1].parts[1].state.output, changed);
+}
+
+test("a kept whole-output patch is not written over an output the host changed in place: null", (t) => changedInPlace(t, null));
+test("a kept whole-output patch is not written over an output the host changed in place: empty", (t) => changedInPlace(t, ""));
+test("a kept whole-output patch is not written over an output the host changed in place: short", (t) => changedInPlace(t, "ok"));
+test("a kept whole-output patch is not written over an output the host changed in place: rewritten", (t) => changedInPlace(t, "new text ".repeat(334)));
+test("a kept whole-output patch is not written over an output the host changed in place: same length", (t) => changedInPlace(t, "content X"));
+
+test("a kept whole-output patch is still written over the output it was made for", async (t) => {
+  const { hooks } = await makePlugin(t, { env: { STUB_INCREMENTAL: "1", STUB_EXTRA_PATCHES: JSON.stringify([whole]) } });
+  await transform(hooks, conversation(2));
+  const second = await transform(hooks, conversation(3));
+  assert.equal(second[1].parts[1].state.output, "[dcp: gone]");
+});

@@ -415,3 +415,11 @@ test("stopping a bridge whose spawn failed signals no other process", async (t) 
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(hits, 0);
 });
+
+test("every line the shim logs starts with dcp, since OpenCode's log drops the service name", async (t) => {
+  const { hooks, client } = await makePlugin(t);
+  await transform(hooks, conversation(1));
+  await waitFor(() => client.calls.logs.some((l) => /started bridge/.test(l.message)));
+  assert.ok(client.calls.logs.length > 0);
+  for (const line of client.calls.logs) assert.match(line.message, /^dcp/, line.message);
+});

@@ -3,11 +3,14 @@
 
 const PROVIDERS_TIMEOUT_MS = 2000;
 
+// OpenCode 1.18 writes a plugin's log line as `level=INFO ... message="..."`, without the service
+// it is given: every line starts with `dcp:` so `grep 'dcp:'` finds them all.
 export function makeLogger(client, debug) {
   return (level, message) => {
     if (debug) process.stderr.write(`[dcp-bridge] ${level}: ${message}\n`);
+    const text = String(message).startsWith("dcp") ? String(message) : `dcp: ${message}`;
     try {
-      const result = client?.app?.log?.({ body: { service: "dcp", level, message } });
+      const result = client?.app?.log?.({ body: { service: "dcp", level, message: text } });
       if (result && typeof result.catch === "function") result.catch(() => {});
     } catch {
       // logging must never break the host

@@ -29,10 +29,19 @@ function targetState(messages, patch) {
   return state !== null && typeof state === "object" && !Array.isArray(state) ? state : null;
 }
 
+// Whether `current` is the string a patch was made for: its length in UTF-16 code units and, when
+// the patch names them, its first and last characters (constant time: a kept patch is checked
+// on every request, and OpenCode may have cleared or rewritten the output in place since).
+function isExpected(current, expect) {
+  if (typeof current !== "string" || !Number.isInteger(expect?.length) || current.length !== expect.length) return false;
+  if (typeof expect.head === "string" && !current.startsWith(expect.head)) return false;
+  return typeof expect.tail !== "string" || current.endsWith(expect.tail);
+}
+
 // `original` with each [start, end, replacement] cut applied (offsets in UTF-16 code units, cuts
 // sorted and disjoint); undefined when the original is not the string the cuts were made for.
 function applyCuts(original, cuts, expect) {
-  if (typeof original !== "string" || !Number.isInteger(expect?.length) || original.length !== expect.length) return undefined;
+  if (!isExpected(original, expect)) return undefined;
   let out = "";
   let at = 0;
   for (const cut of cuts) {
@@ -56,6 +65,8 @@ function applyPatch(messages, patch) {
     state[patch.field] = value;
     return true;
   }
+  // A whole value made for one output (the bridge names it) is written only over that output.
+  if ("expect" in patch && !isExpected(state[patch.field], patch.expect)) return false;
   const value = patch.value;
   // A copy, so that whatever OpenCode does with the part later cannot alter the kept value.
   state[patch.field] = value === null || typeof value !== "object" ? value : Array.isArray(value) ? value.slice() : { ...value };

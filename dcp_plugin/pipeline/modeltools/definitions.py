@@ -65,9 +65,17 @@ _DEFINITIONS: dict[str, dict[str, Any]] = {
         "name": RESTORE,
         "description": (
             "Get back the original content of pruned tool outputs (placeholders that name an id, whether you or the "
-            "plugin pruned them) as this tool's result. The placeholders stay where they are."
+            "plugin pruned them) as this tool's result. The placeholders stay where they are. A long one "
+            "comes in parts (part: from 1)."
         ),
-        "parameters": {"type": "object", "properties": {"ids": _IDS}, "required": ["ids"]},
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "ids": _IDS,
+                "part": {"type": "integer"},
+            },
+            "required": ["ids"],
+        },
     },
 }
 

@@ -22,9 +22,10 @@ class LoopGuard:
     failures: int = 0
     failures_turn: int = 0  # the user turn the refusals were counted in: a new turn starts over
     paused_turn: int | None = None  # refusals reached the limit in this turn: paused until the next
-    # call id -> the user turn it was last restored in: each restore adds the whole output to the
-    # context again, so a model looping on restore (30 of one id were accepted) gets it once per turn.
-    restored: dict[str, int] = field(default_factory=dict)
+    # (call id, part) -> the user turn it was last restored in: each restore adds the output (or that
+    # part of it) to the context again, so a model looping on restore (30 of one id were accepted)
+    # gets each part once per turn.
+    restored: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def cooldown_left(self, config: ToolsConfig, step: int) -> int:
         """How many more steps discard and extract wait at ``step`` (0: they may prune)."""
@@ -38,16 +39,23 @@ class LoopGuard:
         """Whether discard and extract refuse (and no list is shown) at this user turn."""
         return self.paused_turn is not None and self.paused_turn == turn
 
-    def restored_this_turn(self, call_id: str, turn: int) -> bool:
-        """Whether the output of ``call_id`` was already restored in this user turn."""
-        return self.restored.get(call_id) == turn
+    def restored_this_turn(self, call_id: str, turn: int, part: int = 1) -> bool:
+        """Whether the output of ``call_id`` (that part of it) was already restored in this user turn."""
+        return self.restored.get((call_id, part)) == turn
 
     def record(
-        self, config: ToolsConfig, accepted: bool, pruned: bool, step: int, turn: int, restored: Sequence[str] = ()
+        self,
+        config: ToolsConfig,
+        accepted: bool,
+        pruned: bool,
+        step: int,
+        turn: int,
+        restored: Sequence[str] = (),
+        part: int = 1,
     ) -> None:
-        """Take in one judged call, in conversation order (``restored``: the call ids it restored)."""
+        """Take in one judged call, in conversation order (``restored``: the call ids whose ``part`` it restored)."""
         for call_id in restored:
-            self.restored[call_id] = turn
+            self.restored[(call_id, part)] = turn
         if turn != self.failures_turn:
             self.failures_turn = turn
             self.failures = 0

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import dcp_plugin.pipeline.modeltools.parts as parts
 import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
@@ -26,6 +27,7 @@ from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, PRUNING
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.pipeline.sizes import output_size
 
 # Why the model may not prune an output the user pinned (`/dcp pin`).
 PINNED = "pinned by the user"
@@ -58,6 +60,7 @@ class Verdict:
     outputs: int = 0  # outputs pruned or restored
     tokens: int = 0  # tokens the prunes remove from every request, or the restore brings back
     restored: tuple[str, ...] = ()  # the call ids whose outputs an accepted restore brought back
+    part: int = 1  # the part of those outputs it brought back (see parts)
 
     @property
     def pruned(self) -> bool:
@@ -95,7 +98,10 @@ def judge(scope: Scope, call: Call) -> Verdict:
     if isinstance(ids, str):
         return _refusal(call, _action(call.name), [ids])
     if call.name == RESTORE:
-        return _restore(scope, call, ids)
+        part = read_part(arguments.get("part"))
+        if isinstance(part, str):
+            return _refusal(call, "restored", [part])
+        return _restore(scope, call, ids, part)
     left = scope.guard.cooldown_left(tools, call.step)
     if scope.guard.paused(call.turn):
         problem = (
@@ -201,7 +207,7 @@ def _why_not(scope: Scope, call: Call, target: _Target, edit: Edit) -> str | int
         return PINNED
     if record.tool in scope.protected_tools:
         return f"{record.tool} outputs are protected"
-    if paths and scope.protector.is_protected(paths):
+    if scope.protector.protected_path(record.tool, state.get("input"), paths) is not None:
         return "a protected file"
     if state.get("status") != "completed":
         return "the call " + ("failed, so it has no output" if state.get("status") == "error" else "has not finished")
@@ -223,6 +229,7 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
     prunes: list[tuple[CallRecord, Edit]] = []
     labels: list[str] = []
     removed = 0
+    held = 0  # the outputs' sizes, as the list and the toast show them
     for target in targets:
         verdict = _why_not(scope, call, target, edit_of[target.ident])
         if isinstance(verdict, str):
@@ -231,18 +238,19 @@ def _prune(scope: Scope, call: Call, edits: list[tuple[str, Edit]]) -> Verdict:
             prunes.append((target.record, edit_of[target.ident]))
             labels.append(f"{target.ident} {target.label}")
             removed += verdict
+            held += output_size(target.state)
     minimum = scope.config.tools.min_tokens
     if not problems and removed < minimum:
         problems.append(
-            f"together the outputs hold {texts.tokens(removed)}, less than a prune is worth ({texts.tokens(minimum)}); "
+            f"together pruning them frees {texts.tokens(removed)}, less than a prune is worth ({texts.tokens(minimum)}); "
             "keep them"
         )
     if problems:
         if unknown:
             problems.append(texts.valid_ids(scope.valid(call.message_index, call.turn), "prunable outputs"))
         return _refusal(call, _action(call.name), problems)
-    text = texts.pruned(_action(call.name), labels, removed)
-    title = f"{call.name}: {texts.outputs(len(prunes))}, {texts.tokens(removed)}"
+    text = texts.pruned(_action(call.name), labels, held)
+    title = f"{call.name}: {texts.outputs(len(prunes))}, {texts.tokens(held)}"
     return Verdict(call.call_id, call.name, True, text, title, tuple(prunes), len(prunes), removed)
 
 
@@ -260,16 +268,28 @@ def restorable(record: CallRecord) -> list[Decision]:
     return found
 
 
-def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
+def read_part(value: object) -> int | str:
+    """The part of a restore a call asks for (1 when it names none); a string saying what is wrong otherwise."""
+    if value is None:
+        return 1
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"part must be a whole number from 1, got {json.dumps(value)[:40]}"
+    return value
+
+
+def _restore(scope: Scope, call: Call, ids: list[str], part: int) -> Verdict:
     targets, unknown = _targets(scope, call, ids)
     sections: list[tuple[str, str]] = []
     problems: list[str] = list(unknown)
-    restored_tokens = 0
     restored: list[str] = []
+    idents: list[str] = []
     for target in targets:
         ident, record, state, label = target.ident, target.record, target.state, target.label
-        if scope.guard.restored_this_turn(record.call_id, call.turn):
-            problems.append(f"{ident} ({label}): already restored in this user turn; its content is in that result")
+        if scope.guard.restored_this_turn(record.call_id, call.turn, part):
+            what = "already restored" if part == 1 else f"part {part} already restored"
+            problems.append(f"{ident} ({label}): {what} in this user turn; its content is in that result")
             continue
         decisions = restorable(record)
         if not decisions:
@@ -282,17 +302,24 @@ def _restore(scope: Scope, call: Call, ids: list[str]) -> Verdict:
                 problems.append(f"{ident} ({label}): the host sent the pruned copy, so the original is not at hand")
                 continue
             body = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1)
-            restored_tokens += estimate_output_tokens(body)
             sections.append((f"{ident} {label} ({decision.field}, pruned by {decision.strategy})", body))
             if record.call_id not in restored:
                 restored.append(record.call_id)
+                idents.append(ident)
     if not sections:
         if unknown:
             problems.append(texts.valid_ids(_restorable_ids(scope, call), "pruned outputs"))
         return _refusal(call, "restored", problems)
-    title = f"restore: {texts.outputs(len(sections))}, {texts.tokens(restored_tokens)}"
-    text = texts.restored(sections, problems)
-    return Verdict(call.call_id, call.name, True, text, title, (), len(sections), restored_tokens, tuple(restored))
+    # The host cuts a long tool result short: a long restore comes in parts the model asks for one by one.
+    pieces = parts.split(texts.restored_content(sections))
+    if part > len(pieces):
+        return _refusal(call, "restored", [f"part {part} does not exist: this restore has {texts.parts(len(pieces))}"])
+    piece = pieces[part - 1]
+    restored_tokens = estimate_output_tokens(piece)
+    of = f", part {part} of {len(pieces)}" if len(pieces) > 1 else ""
+    title = f"restore: {texts.outputs(len(sections))}, {texts.tokens(restored_tokens)}{of}"
+    text = texts.restored(len(sections), piece, part, len(pieces), problems, idents)
+    return Verdict(call.call_id, call.name, True, text, title, (), len(sections), restored_tokens, tuple(restored), part)
 
 
 def _restorable_ids(scope: Scope, call: Call) -> list[str]:
@@ -313,5 +340,6 @@ __all__ = [
     "judge",
     "protected_tools",
     "read_ids",
+    "read_part",
     "restorable",
 ]

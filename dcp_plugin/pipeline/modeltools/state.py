@@ -14,14 +14,13 @@ from dataclasses import dataclass
 import dcp_plugin.pipeline.modeltools.texts as texts
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.messages import Message, ToolState, output_is_cleared
-from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools.definitions import PRUNING_TOOLS, enabled_tools
 from dcp_plugin.pipeline.modeltools.guard import LoopGuard
 from dcp_plugin.pipeline.modeltools.judge import Verdict, protected_tools
-from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, tag
+from dcp_plugin.pipeline.sizes import freed_by_discard, output_size
 
 # What a written list is recorded as: plugin text added to an output, never a prune.
 LIST_STRATEGY = "dcp.list"
@@ -102,9 +101,8 @@ class ModelTools:
         self._results += 1
         if kept or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:
             return
-        # What a discard frees: the output's tokens less the placeholder's (the input stays).
-        placeholder = tag(DISCARDED_PLACEHOLDERS["done"], record.ident)
-        size = estimate_output_tokens(state["output"]) - estimate_output_tokens(placeholder)
+        # What a discard frees (the input stays): the size discard's answer and the toast give it too.
+        size = freed_by_discard(state, record.ident)
         if size >= LIST_MIN_TOKENS and record.call_id not in self._candidates:
             self._candidates[record.call_id] = (record, size)
             heapq.heappush(self._heap, (-size, record.seq, record.call_id))
@@ -124,7 +122,7 @@ class ModelTools:
         """Take in the verdicts on the calls of one message, in order (the guard and the tallies)."""
         for verdict, step, turn in zip(verdicts, steps, turns, strict=False):
             self.verdicts[verdict.call_id] = verdict
-            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn, verdict.restored)
+            self.guard.record(self.config.tools, verdict.accepted, verdict.pruned, step, turn, verdict.restored, verdict.part)
             if verdict.accepted and not verdict.prunes:
                 self.new_restores.append(verdict)
 
@@ -233,9 +231,10 @@ class ModelTools:
         own = self._candidates.get(host.call_id)
         listed = sorted([*shown, own], key=_largest_first) if own is not None else shown
         rows = []
-        for record, size in listed:
+        for record, _ in listed:
             state = Ledger.state_of(messages, record) or {}
-            rows.append((record.ident or record.call_id, call_label(record.tool, state.get("input"), directory), size))
+            label = call_label(record.tool, state.get("input"), directory)
+            rows.append((record.ident or record.call_id, label, output_size(state)))
         rest = self._rest(seen, turn, {record.call_id for record, _ in listed}, shown[-1][1])
         this = host.ident or host.call_id
         text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None, this)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from dcp_plugin.model.jsontext import NumberTooLong, loads
 from dcp_plugin.replay.file_error import SessionFileError
 
 Record = tuple[int, dict[str, Any]]  # (line number, the parsed object)
@@ -23,7 +24,9 @@ def json_lines(text: str, where: str) -> list[Record]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads(line)
+        except NumberTooLong as exc:
+            raise SessionFileError(f"{where}:{number}:{exc.column}: {exc}; no session holds one") from None
         except (json.JSONDecodeError, RecursionError) as exc:
             if number == len(lines) and not text.endswith("\n"):
                 break

@@ -1,0 +1,59 @@
+"""What OpenCode 1.18 writes in its log for the plugin, as README's troubleshooting describes it.
+
+A session with the plugin (one duplicate read pruned), then `/dcp context`; the log in the
+isolated data dir is read back. OpenCode writes a plugin's lines as `message="..."` without the
+service the plugin gives, and only INFO and higher by default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opencode_harness import install_plugin
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def logged(module_scenario_factory) -> dict[str, Any]:
+    sc = module_scenario_factory("log")
+    installed = install_plugin(sc.opencode.project)
+    assert installed.returncode == 0, installed.stderr
+    (sc.opencode.project / ".opencode" / "dcp.jsonc").write_text(json.dumps({"cache": {"scheduler": False}}))
+    run = sc.opencode.run(["read", "hello.txt", "twice"])
+    command = sc.opencode.run(["context"], command="dcp", session=run.session_id)
+    logs = sorted((sc.opencode.data_home / "opencode" / "log").glob("*.log"))
+    return {"run": run, "command": command, "logs": logs, "text": "\n".join(p.read_text() for p in logs)}
+
+
+def plugin_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if 'message="dcp:' in line]
+
+
+def test_the_session_ran_and_the_log_is_where_readme_says(logged):
+    assert logged["run"].returncode == 0, logged["run"].stderr[-2000:]
+    assert [p.name for p in logged["logs"]] == ["opencode.log"]
+    assert "`$XDG_DATA_HOME/opencode/log/opencode.log`" in README.read_text()
+
+
+def test_the_plugins_lines_start_with_dcp_and_name_the_bridge_and_the_prune(logged):
+    lines = plugin_lines(logged["text"])
+    assert any('message="dcp: started bridge: ' in line for line in lines)
+    assert any('message="dcp: pruned 1 tool call' in line for line in lines)
+
+
+def test_opencode_writes_no_service_field_for_the_plugin(logged):
+    assert "service=dcp" not in logged["text"]
+    assert "service=dcp" not in README.read_text()
+
+
+def test_a_dcp_command_leaves_no_error_line_in_the_log(logged):
+    assert logged["command"].returncode == 1  # the throw that keeps the command from the model
+    assert "command=dcp" in logged["text"]
+    assert not re.search(r"level=ERROR", logged["text"])
