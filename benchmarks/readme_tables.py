@@ -20,6 +20,9 @@ SECTION = "### Against other tools' rules"
 MASK = ("strategies", "maskOldOutputs")
 # A column of a config table -> where its value goes in dcp.jsonc.
 CONFIG_KEYS: dict[str, tuple[str, ...]] = {
+    "profile": ("profile",),
+    "keepTurns": (*MASK, "keepTurns"),
+    "turnsEndAtChecks": (*MASK, "turnsEndAtChecks"),
     "keepTokensOf": (*MASK, "keepTokensOf"),
     "keepTokens": (*MASK, "keepTokens"),
     "keepCalls": (*MASK, "keepCalls"),
@@ -71,6 +74,8 @@ def tables(text: str) -> list[MarkdownTable]:
 
 
 def _value(cell: str) -> Any:
+    if cell in ("true", "false"):
+        return cell == "true"
     if cell.endswith("%"):
         return float(cell.rstrip(" %")) / 100
     digits = cell.replace(",", "")

@@ -13,6 +13,7 @@ re-implement: the caller passes what the runtime wrote (:func:`written_by`).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import re
@@ -24,7 +25,7 @@ from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
-from dcp_plugin.model.tokens import estimate_message_tokens, reported_usage, tokens_removed
+from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage, tokens_removed
 from dcp_plugin.pipeline.commandpaths import command_paths
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.ids import SHORT, short_id
@@ -37,7 +38,7 @@ from dcp_plugin.pipeline.protection import (
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
-from dcp_plugin.pipeline.strategies.file_views import shows_file
+from dcp_plugin.pipeline.strategies.file_views import runs_check, shows_file
 
 ORDER = (
     "deduplication",
@@ -231,7 +232,7 @@ def reference_decisions(
         if usage is not None:
             if any(c["message"] < index for c in run.calls):
                 raise NotImplementedError("the reference models usage reported before any tool call only")
-            overhead = max(0, usage.prompt - sum(estimate_message_tokens(m) for m in messages[:index]))
+            overhead = max(0, usage.prompt - sum(message_prompt_tokens(m) for m in messages[:index]))
             break
     protector = PathProtector(config.protected_file_patterns, directory)
     s = config.strategies
@@ -428,7 +429,7 @@ def reference_decisions(
     masked: set[str] = set()
     started = False
     points = [i for i, m in enumerate(messages) if i > 0 and m["info"].get("role") == "assistant"]
-    message_tokens = [estimate_message_tokens(m) for m in messages]
+    message_tokens = [message_prompt_tokens(m) for m in messages]
     previous = 0
     seen: list[dict[str, Any]] = []
     model: dict[str, Any] = {}
@@ -491,11 +492,16 @@ def reference_decisions(
             # once reached, a window masks for good; a batch masks only where the context reached it
             started = started or (context >= limit and mask.mode == "window")
             if started or context >= limit:
+                # A cycle of work begins at each user message and, with turnsEndAtChecks, after each check.
+                checks = sorted(k["seq"] for k in seen if completed(k) and runs_check(k["tool"], k["input"]))
+                checks = checks if mask.turns_end_at_checks else []
+                current = run.turn + len(checks)
                 for c in candidates:
                     tokens = size[c["id"]]
-                    if run.turn - c["turn"] < mask.keep_turns or latest - c["seq"] < mask.keep_calls:
+                    recent = current - (c["turn"] + bisect.bisect_left(checks, c["seq"])) < mask.keep_turns
+                    if latest - c["seq"] < mask.keep_calls or (recent and mask.keep_turns_of == "all"):
                         break
-                    if c["id"] in held:
+                    if c["id"] in held or (recent and shows_file(c["tool"], c["input"])):
                         continue
                     if c["id"] in windowed:
                         # at least keepTokens of these stay: one whose masking would leave less is passed over

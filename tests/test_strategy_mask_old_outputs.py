@@ -215,6 +215,12 @@ def test_outputs_of_other_tools_are_not_held_by_the_working_set():
     assert out == [KB, named(placeholder("grep TODO in src/a.py", 1000), grep), KB]
 
 
+# One prompt and no test run is one cycle of work, whose file views the defaults keep: these tests
+# are about the scheduler, so every older output of the cycle may go (the trigger and kept tokens of
+# a large window).
+ONE_CYCLE = {"maskOldOutputs": {"trigger": 100_000, "keepTokens": 5_000, "keepTurns": 0}}
+
+
 def autonomous_rereads(rounds: int = 5, files: int = 8, tokens: int = 3600) -> list[dict[str, Any]]:
     """One user message, then the same files read round after round, a second apart (the cache stays warm)."""
     clock = 1_790_000_000_000
@@ -230,7 +236,7 @@ def test_a_warm_autonomous_run_past_the_trigger_writes_its_batch_although_its_re
     # would never pay within the overdraft. Counted as written, they kept the context at a fifth of
     # what was sent, so masking never started and nothing was written while 144,000 tokens went out.
     messages = autonomous_rereads()
-    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT)
     state.update(messages)
     costs = state.scheduler.take_costs()
     trigger = state.config.strategies.mask_old_outputs.trigger
@@ -244,7 +250,7 @@ def test_a_batch_not_written_yet_takes_in_what_grows_old_until_its_rewrite_is_af
     # outputs processed again) costs more than the overdraft allows. A batch that stayed as it was
     # would only get dearer with every newer output behind it; topped up instead, it gets written.
     messages = autonomous_rereads(rounds=1, files=45)
-    state = SessionState(SESSION, make_config(cache={"scheduler": True}), PROJECT)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT)
     state.update(messages)
     costs = state.scheduler.take_costs()
     trigger = state.config.strategies.mask_old_outputs.trigger
@@ -330,7 +336,7 @@ def test_keep_turns_of_files_holds_the_turns_file_views_and_lets_their_command_o
 
 def test_keep_turns_of_all_holds_every_output_of_the_turn():
     messages = [user(), read("old.py"), user(), read("a.py"), bash("ls src"), read("b.py"), answer()]
-    assert outputs(messages, mask(keep_turns=1)) == [masked(messages[1], "old.py"), KB, KB, KB]
+    assert outputs(messages, mask(keep_turns=1, keepTurnsOf="all")) == [masked(messages[1], "old.py"), KB, KB, KB]
 
 
 def test_a_test_run_ends_a_turn_when_turns_end_at_checks():
@@ -345,7 +351,7 @@ def test_a_test_run_ends_a_turn_when_turns_end_at_checks():
 
 def test_without_turns_end_at_checks_a_test_run_does_not_end_the_turn():
     messages = [user(), read("a.py"), bash("npm test"), read("b.py"), answer()]
-    assert outputs(messages, mask(keep_turns=1)) == [KB, KB, KB]
+    assert outputs(messages, mask(keep_turns=1, keepTurnsOf="all", turnsEndAtChecks=False)) == [KB, KB, KB]
 
 
 def test_a_user_message_with_no_call_yet_starts_a_new_turn_for_keep_turns():

@@ -17,8 +17,10 @@ DEFAULT_PROFILE: Profile = "balanced"
 _MASK = "maskOldOutputs"
 PROFILES: dict[str, dict[str, Any]] = {
     "balanced": {},
-    "safe": {"strategies": {_MASK: {"keepTurns": 4, "keepTurnsOf": "all", "trigger": 30000}}},
-    "aggressive": {"strategies": {_MASK: {"keepTurns": 0, "keepCalls": 2, "trigger": 20000}}},
+    "safe": {"strategies": {_MASK: {"keepTurns": 6}}},
+    "aggressive": {
+        "strategies": {_MASK: {"keepTurns": 0, "turnsEndAtChecks": False, "keepCalls": 2, "trigger": 20000, "mode": "window"}}
+    },
 }
 
 

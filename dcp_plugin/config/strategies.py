@@ -72,13 +72,13 @@ class SupersededTodosConfig(Section):
 
 class MaskOldOutputsConfig(Section):
     enabled: bool = True
-    trigger: Trigger = 100_000
+    trigger: Trigger = 30_000
     mode: MaskMode = "batch"
-    keep_tokens: int = Field(default=5_000, ge=0, alias="keepTokens")
+    keep_tokens: int = Field(default=0, ge=0, alias="keepTokens")
     keep_tokens_of: KeepTokensOf = Field(default="files", alias="keepTokensOf")
-    keep_turns: int = Field(default=0, ge=0, alias="keepTurns")
-    keep_turns_of: KeepTurnsOf = Field(default="all", alias="keepTurnsOf")
-    turns_end_at_checks: bool = Field(default=False, alias="turnsEndAtChecks")
+    keep_turns: int = Field(default=3, ge=0, alias="keepTurns")
+    keep_turns_of: KeepTurnsOf = Field(default="files", alias="keepTurnsOf")
+    turns_end_at_checks: bool = Field(default=True, alias="turnsEndAtChecks")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")

@@ -1,10 +1,11 @@
-"""An autonomous session in the real OpenCode binary prunes with the default config: it never sits idle.
+"""An autonomous session in the real OpenCode binary prunes with maskOldOutputs at work in one long cycle: it never sits idle.
 
 One user message, then the scripted model works through eight modules without a pause: it reads
 each of them five times, in a shuffled order every round, and edits one after rounds 2 to 4 (43
 tool calls, a second or less apart, so a prompt cache would stay warm throughout). Without the
 plugin every request carries every read and the last one is past 1.2 times `maskOldOutputs`'
-trigger. With the plugin and its defaults the provider must see the older reads replaced by
+trigger. With the plugin (its defaults, but every output of the one cycle maskable: `keepTurns` 0, and
+the trigger and kept tokens of a large window) the provider must see the older reads replaced by
 placeholders well before the session ends, in one batch, once written on every later request byte
 for byte, and the last request must be back under the trigger.
 
@@ -32,7 +33,10 @@ WINDOW = 200_000
 MODULES = [f"mod_{c}.py" for c in "abcdefgh"]
 ROUNDS = 5
 PROMPT = ["work", "through", "the", "modules"]
-DEFAULTS = DcpConfig().strategies.mask_old_outputs
+# Under the defaults the file views of the current cycle of work stay whole, and this run is one
+# cycle (one prompt, no test run): here every older output may go, as with `keepTurns: 0`.
+MASK = {"trigger": 100_000, "keepTokens": 5_000, "keepTurns": 0}
+DEFAULTS = DcpConfig.model_validate({"strategies": {"maskOldOutputs": MASK}}).strategies.mask_old_outputs
 TRIGGER = DEFAULTS.trigger
 assert isinstance(TRIGGER, int), "the default trigger is a number of tokens"
 
@@ -87,6 +91,8 @@ def session(module_scenario_factory) -> dict[str, Any]:
     pruned, bare = module_scenario_factory("autonomous-dcp", []), module_scenario_factory("autonomous-bare", [])
     prepare(pruned)
     prepare(bare)
+    (pruned.opencode.project / ".opencode").mkdir(exist_ok=True)
+    (pruned.opencode.project / ".opencode" / "dcp.jsonc").write_text(json.dumps({"strategies": {"maskOldOutputs": MASK}}))
     installed = install_plugin(pruned.opencode.project)
     assert installed.returncode == 0, installed.stderr
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -54,7 +54,8 @@ def shows_file(tool: str, tool_input: object) -> bool:
     return False
 
 
-# Commands that close a cycle of work: a test run, a build or type check, a commit. On 19 recorded
+# Commands that close a cycle of work: a test run, a build or type check, a commit, a script run
+# (how SWE-agent-style agents check a fix: `python reproduce.py`). On 19 recorded
 # sessions a read made before the newest of these (or before the newest user message) was the
 # source of far fewer later edits than one made since. Matched where a command starts, after
 # variable assignments and the wrappers that run a tool (`CI=1 npx jest`, `uv run pytest`).
@@ -65,6 +66,7 @@ _CHECK = re.compile(
     r"|\S*mvnw?\b.*\b(?:test|verify|package|compile|install)"
     r"|\S*gradlew?\b.*\b(?:test|build|check)"
     r"|python3?\s+-m\s+(?:pytest|unittest)"
+    r"|(?:python3?|node|ruby|php|bash|sh)\s+\S+\.(?:py|js|mjs|ts|rb|php|sh)(?=\s|$)|\./\S+\.sh(?=\s|$)"
     r"|git\s+commit)\b"
 )
 _WRAPPERS = re.compile(r"^(?:\w+=\S*\s+|(?:npx|bunx|time|sudo|(?:uv|poetry|pipenv|pdm|hatch)\s+run|timeout\s+\S+)\s+)*")

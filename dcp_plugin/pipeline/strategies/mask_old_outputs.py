@@ -99,9 +99,9 @@ class MaskOldOutputs:
         self.keep_turns_of = keep_turns_of
         self._views: set[int] = set()  # "files": seqs of the queued outputs that show a file
         self.turns_end_at_checks = turns_end_at_checks
-        self._cycle = 0  # cycles of work begun: user turns, and with turns_end_at_checks test runs, builds, commits
-        self._cycle_turn = 0  # the user turn the current cycle belongs to
-        self._cycle_of: dict[int, int] = {}  # seq -> the cycle a queued output was made in
+        # Seqs of the checks seen (test runs, builds, commits, scripts), ascending: a call's cycle of
+        # work is its user turn plus the checks made before it, whatever order the calls finished in.
+        self._checks: list[int] = []
         self.protected_tools = protected_tools
         self._queue: deque[Entry] = deque()
         self._windowed: dict[int, int] = {}  # seq -> tokens of each queued output keepTokens holds
@@ -114,13 +114,8 @@ class MaskOldOutputs:
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         self._latest = max(self._latest, record.seq)
-        if record.turn > self._cycle_turn:
-            # Counted like turns, so without checks a cycle is a user turn, calls or not.
-            self._cycle += record.turn - self._cycle_turn
-            self._cycle_turn = record.turn
-        cycle = self._cycle
         if self.turns_end_at_checks and record.status == "completed" and runs_check(record.tool, call.input):
-            self._cycle += 1  # what comes after the check is a cycle of its own; the check's output is not
+            bisect.insort(self._checks, record.seq)  # what comes after it is a cycle of its own; its output is not
         if call.path is not None and self.keep_file_tokens:
             read = self._touched.pop(call.path, -1)
             if record.tool.lower() in READ_TOOLS and record.status == "completed":
@@ -132,7 +127,6 @@ class MaskOldOutputs:
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
         entry = (record.seq, estimate_output_tokens(output), record)
-        self._cycle_of[record.seq] = cycle
         view = shows_file(record.tool, call.input)
         if view and self.keep_turns_of == "files":
             self._views.add(record.seq)
@@ -181,10 +175,11 @@ class MaskOldOutputs:
         free = self._tokens - sum(self._tokens_of[seq] for seq in held) if held else self._tokens
         kept: list[Entry] = []
         out: list[Proposal] = []
-        current = self._cycle + max(0, progress.turn - self._cycle_turn)  # user messages with no call yet
+        current = progress.turn + len(self._checks)
+        checks = self._checks
         while queue:
             seq, tokens, record = queue[0]
-            recent = current - self._cycle_of[seq] < self.keep_turns
+            recent = current - (record.turn + bisect.bisect_left(checks, seq)) < self.keep_turns
             if self._latest - seq < self.keep_calls or (recent and self.keep_turns_of == "all"):
                 break
             windowed = seq in self._windowed
@@ -199,7 +194,6 @@ class MaskOldOutputs:
             queue.popleft()
             self._tokens_of.pop(seq, None)
             self._views.discard(seq)
-            del self._cycle_of[seq]
             state = progress.state_of(record)
             if state is not None:
                 label = call_label(record.tool, state.get("input"), progress.directory or None)
