@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.config.profiles import PROFILES
 
 SECTION = "### Against other tools' rules"
 MASK = ("strategies", "maskOldOutputs")
@@ -88,9 +89,14 @@ def label(table: MarkdownTable, row: list[str]) -> str:
 
 
 def configs(readme: str) -> list[tuple[str, DcpConfig]]:
-    """The config of every row of the section's config tables, labelled as :func:`label` says."""
+    """The config of every row of the section's config tables, labelled as :func:`label` says, and of
+    every policy row that names a profile (`dcp_plugin safe`)."""
     out: dict[str, DcpConfig] = {}
     for table in tables(section(readme)):
+        for row in () if table.config_columns else table.rows:
+            name = row[0].removeprefix(PREFIX)
+            if row[0].startswith(PREFIX) and name in PROFILES:
+                out[row[0]] = DcpConfig.model_validate({"profile": name})
         for row in table.rows if table.config_columns else ():
             settings: dict[str, Any] = {}
             for i in table.config_columns:
