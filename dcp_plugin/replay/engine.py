@@ -53,8 +53,38 @@ class RequestRow:
     reported_prompt: int | None = None
 
 
+class WithRecovery:
+    """The recovery figures of one replay or several: the costs without and with forced re-reads."""
+
+    costs: ReplayTotals
+    recovery: RecoveryTotals
+    recovered: ReplayTotals | None
+
+    @property
+    def net_after_recovery_percent(self) -> float | None:
+        """Net cost saved once every lost anchor was paid for by a re-read, against the same no-plugin cost."""
+        return net_after_recovery(self.costs, self.recovered)
+
+    def recovery_sentence(self) -> str | None:
+        """What the forced re-reads came to, in one sentence (None without that replay)."""
+        if self.recovered is None:
+            return None
+        return self.recovery.sentence(self.costs.net_percent, self.net_after_recovery_percent)
+
+    def recovery_dict(self) -> dict[str, Any]:
+        """The forced re-reads and what the plugin's side costs with them (empty without that replay)."""
+        if self.recovered is None:
+            return {}
+        net = self.net_after_recovery_percent
+        return {
+            **self.recovery.to_dict(),
+            "cost_with_plugin_after_recovery": round(self.recovered.cost_with, 1),
+            "net_saved_percent_after_recovery": round(net, 2) if net is not None else 0.0,
+        }
+
+
 @dataclass
-class ReplayReport:
+class ReplayReport(WithRecovery):
     """Everything `dcp replay` prints."""
 
     session: str
@@ -70,17 +100,6 @@ class ReplayReport:
     anchors: AnchorTotals = field(default_factory=AnchorTotals)
     recovery: RecoveryTotals = field(default_factory=RecoveryTotals)
     recovered: ReplayTotals | None = None  # the costs of the replay with forced re-reads, when one was made
-
-    @property
-    def net_after_recovery_percent(self) -> float | None:
-        """Net cost saved once every lost anchor was paid for by a re-read, against the same no-plugin cost."""
-        return net_after_recovery(self.costs, self.recovered)
-
-    def recovery_sentence(self) -> str | None:
-        """What the forced re-reads came to, in one sentence (None without that replay)."""
-        if self.recovered is None:
-            return None
-        return self.recovery.sentence(self.costs.net_percent, self.net_after_recovery_percent)
 
     @property
     def total_without(self) -> int:
@@ -125,17 +144,6 @@ class ReplayReport:
             **self.recovery_dict(),
         }
 
-    def recovery_dict(self) -> dict[str, Any]:
-        """The forced re-reads and what the plugin's side costs with them (empty without that replay)."""
-        if self.recovered is None:
-            return {}
-        net = self.net_after_recovery_percent
-        return {
-            **self.recovery.to_dict(),
-            "cost_with_plugin_after_recovery": round(self.recovered.cost_with, 1),
-            "net_saved_percent_after_recovery": round(net, 2) if net is not None else 0.0,
-        }
-
     def to_dict(self) -> dict[str, Any]:
         saved = self.total_without - self.total_with
         return {
@@ -159,7 +167,7 @@ class ReplayReport:
 
 
 @dataclass
-class SessionsTotal:
+class SessionsTotal(WithRecovery):
     """Several replays added up: tokens, prompt-cache cost, prefix breaks and edit anchors."""
 
     sessions: int = 0
@@ -188,15 +196,6 @@ class SessionsTotal:
             total.estimate_error = total.estimate_error.plus(report.estimate_error)
         return total
 
-    @property
-    def net_after_recovery_percent(self) -> float | None:
-        return net_after_recovery(self.costs, self.recovered)
-
-    def recovery_sentence(self) -> str | None:
-        """The forced re-reads of every session in one sentence (None unless each was replayed with them)."""
-        if self.recovered is None:
-            return None
-        return self.recovery.sentence(self.costs.net_percent, self.net_after_recovery_percent)
 
     @property
     def tokens_saved_percent(self) -> float:
@@ -218,15 +217,6 @@ class SessionsTotal:
             "estimate_error": self.estimate_error.to_dict(),
             "anchors": self.anchors.to_dict(),
             **self.recovery_dict(),
-        }
-
-    def recovery_dict(self) -> dict[str, Any]:
-        if self.recovered is None:
-            return {}
-        net = self.net_after_recovery_percent
-        return {
-            **self.recovery.to_dict(),
-            "net_saved_percent_after_recovery": round(net, 2) if net is not None else 0.0,
         }
 
 
