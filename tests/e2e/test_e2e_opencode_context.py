@@ -102,7 +102,7 @@ def test_report_writes_the_html_page_of_a_real_session(two_sessions):
 
 @pytest.fixture(scope="module")
 def large_session(module_scenario_factory) -> dict[str, Any]:
-    """A session whose export is about 400 KB (eight reads of a large file, then an answer), read three times."""
+    """A session whose export is about 400 KB (eight reads of a large file, then an answer), read ten times."""
     from fake_provider import Text, ToolCall
 
     sc = module_scenario_factory("opencode-context-large", [])
@@ -112,8 +112,9 @@ def large_session(module_scenario_factory) -> dict[str, Any]:
     reads = [ToolCall("read", {"filePath": str(path), "offset": 1 + 600 * i, "limit": 600}) for i in range(8)]
     sc.provider.script = [*reads, Text("Read big.txt.")]
     run = sc.opencode.run(["read", "big.txt"], timeout=180)
-    # Piped, OpenCode 1.18.33 cut this export short in about one run of three: read it three times.
-    contexts = [dcp_opencode_context(sc, str(run.session_id), "--json") for _ in range(3)]
+    # Piped, OpenCode 1.18.33 cut this export short in about one run of three: read it ten times,
+    # as the issue's newcomer walk did (each read runs `opencode export`, about 2 s).
+    contexts = [dcp_opencode_context(sc, str(run.session_id), "--json") for _ in range(10)]
     return {"sc": sc, "run": run, "reads": contexts}
 
 
