@@ -17,7 +17,11 @@ listings go first: the text an edit replaces comes from reads). Masking walks fr
 output and passes over one whose masking would leave less than ``keepTokens`` whole, then goes on:
 a large read that straddles the limit stays while smaller newer outputs go, which masks them
 while they are still shallow in the cached prefix. Also kept: the outputs of the newest
-``keepCalls`` calls, every output of the last ``keepTurns`` user turns, the newest read of each of the files
+``keepCalls`` calls; the outputs of the last ``keepTurns`` cycles of work (with ``keepTurnsOf:
+"files"``, the default, only those that show a file): a cycle begins at each user message and,
+with ``turnsEndAtChecks``, after each test run, build, commit or script run, so what the agent read
+since its last checks stays whole (on recorded sessions it held most of the text the next edits
+replaced) while what it read before goes; the newest read of each of the files
 the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
 an edit replaces is nearly always copied from the newest read of its file), errors (their output
 is the error message, which is never touched), protected tools (the built-in list, with `task`,
