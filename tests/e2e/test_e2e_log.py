@@ -26,6 +26,8 @@ def logged(module_scenario_factory) -> dict[str, Any]:
     installed = install_plugin(sc.opencode.project)
     assert installed.returncode == 0, installed.stderr
     (sc.opencode.project / ".opencode" / "dcp.jsonc").write_text(json.dumps({"cache": {"scheduler": False}}))
+    # On a busy machine a request can outlast the bridge's 5 s default and go out unpruned (no prune line).
+    sc.opencode.extra_env["DCP_BRIDGE_TIMEOUT_MS"] = "60000"
     run = sc.opencode.run(["read", "hello.txt", "twice"])
     command = sc.opencode.run(["context"], command="dcp", session=run.session_id)
     logs = sorted((sc.opencode.data_home / "opencode" / "log").glob("*.log"))
