@@ -7,7 +7,7 @@ from typing import Any
 
 from helpers import PROJECT, make_config
 
-from dcp_plugin.bridge.server import BridgeServer
+from dcp_plugin.adapters.bridge.server import BridgeServer
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.model.messages import session_id_of
@@ -74,7 +74,7 @@ def patched_parts(reply: dict[str, Any]) -> dict[tuple[str, str], Any]:
 
 def reference_patches(messages: list[dict[str, Any]], config: DcpConfig | None = None) -> dict[tuple[str, str], Any]:
     """What a fresh runtime decides on the whole list: the from-scratch answer."""
-    from dcp_plugin.bridge.wire import to_wire
+    from dcp_plugin.adapters.bridge.wire import to_wire
 
     runtime = Runtime(PROJECT, StaticConfig(config or make_config()))
     outgoing = runtime.prepare(session_id_of(None, messages), messages)

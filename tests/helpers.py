@@ -8,8 +8,8 @@ import sys
 import textwrap
 from typing import Any
 
+from dcp_plugin.adapters.pluggy_host import DcpPlugin
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import call_id_of
 from dcp_plugin.pipeline.placeholders import placeholder_for

@@ -17,7 +17,7 @@ _DOTTED = re.compile(r"`([a-z_]+(?:\.[a-z_]+)+\.[A-Za-z_]+)`")
 
 
 def _resolve(relative: str) -> Path | None:
-    for base in (PACKAGE, PACKAGE / "bridge", ROOT):
+    for base in (PACKAGE, PACKAGE / "adapters", PACKAGE / "adapters" / "bridge", ROOT):
         if (base / relative).exists():
             return base / relative
     return None

@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import benchmarks.runner  # noqa: E402
-import dcp_plugin.host.plugin  # noqa: E402
+import dcp_plugin.adapters.pluggy_host  # noqa: E402
 from benchmarks.cli import main  # noqa: E402
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons  # noqa: E402
 from benchmarks.harness import BenchHost  # noqa: E402
@@ -133,11 +133,11 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:
-    entry_point_runtime = dcp_plugin.host.plugin.plugin.runtime
+    entry_point_runtime = dcp_plugin.adapters.pluggy_host.plugin.runtime
     host = BenchHost(generate_session(10)["messages"], DEFAULT_DIRECTORY, DcpConfig(), "bench-test")
     host.request(10)
     host.close()
-    assert dcp_plugin.host.plugin.plugin.runtime is entry_point_runtime
+    assert dcp_plugin.adapters.pluggy_host.plugin.runtime is entry_point_runtime
     assert "bench-test" not in entry_point_runtime.session_ids()
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dcp_plugin.bridge import SHIM_DIR, SHIM_PATH
-from dcp_plugin.bridge import install as inst
+import dcp_plugin
+from dcp_plugin.adapters.bridge import SHIM_DIR, SHIM_PATH
+from dcp_plugin.adapters.bridge import install as inst
 from dcp_plugin.cli.main import main
 
 pytestmark = pytest.mark.slow  # each install runs the interpreter it pins (and some tests node)
@@ -237,11 +238,11 @@ def test_every_file_of_the_bridge_package_is_shipped_as_package_data():
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = pyproject["tool"]["setuptools"]["package-data"]["dcp_plugin"]
-    package = SHIM_PATH.parents[1]
+    package = Path(dcp_plugin.__file__).resolve().parent
     shipped = {path for pattern in patterns for path in package.glob(pattern)}
     data = {p for p in SHIM_PATH.parent.rglob("*") if p.is_file() and p.suffix not in {".py", ".pyc"}}
     assert data - shipped == set()
-    assert {SHIM_PATH.parent / "PROTOCOL.md", SHIM_DIR / "plugin.mjs"} <= shipped
+    assert {SHIM_PATH.parent / "PROTOCOL.md", SHIM_DIR / "plugin.mjs", package / "bridge" / "shim" / "plugin.mjs"} <= shipped
 
 
 def run_node(script: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -269,7 +270,7 @@ def test_the_installed_file_runs_the_packages_modules_with_the_pinned_interprete
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert "experimental.chat.messages.transform" in out["hooks"] and "command.execute.before" in out["hooks"]
-    assert out["command"] == [sys.executable, "-m", "dcp_plugin.bridge"]
+    assert out["command"] == [sys.executable, "-m", "dcp_plugin.adapters.bridge"]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: cannot load the installed module")

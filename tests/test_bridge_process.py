@@ -11,7 +11,7 @@ import pytest
 from bridge_helpers import fingerprint, transform_request
 from helpers import assistant, named, tool_part, user
 
-from dcp_plugin.bridge.client import BridgeClient
+from dcp_plugin.adapters.bridge.client import BridgeClient
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 pytestmark = pytest.mark.slow  # each test runs bridge processes
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # each test runs bridge processes
 # Runs the server with a prepare() that writes to stdout both through print and on fd 1 directly.
 NOISY_SERVER = """
 import os, sys
-from dcp_plugin.bridge import server
+from dcp_plugin.adapters.bridge import server
 from dcp_plugin.host.runtime import Runtime
 prepare = Runtime.prepare
 def noisy(self, *args, **kwargs):

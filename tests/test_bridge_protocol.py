@@ -13,8 +13,8 @@ from helpers import PROJECT, assistant, call, make_config, named, tool_part, use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.bridge.mirror import Mirrors
-from dcp_plugin.bridge.server import EventLogHandler
+from dcp_plugin.adapters.bridge.mirror import Mirrors
+from dcp_plugin.adapters.bridge.server import EventLogHandler
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.replay.simulate import generate_session

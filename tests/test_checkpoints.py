@@ -13,16 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS
+from dcp_plugin import store as store_mod
+from dcp_plugin.adapters.bridge.mirror import DEFAULT_IDLE_SECONDS
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import checkpoints as checkpoints_mod
 from dcp_plugin.host import runtime as runtime_mod
-from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.timeline import Timeline
 from dcp_plugin.replay.engine import replay
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
+from dcp_plugin.store import SessionBatch, Store
 
 SESSION = "ses_checkpoint"
 EVERY = 40  # messages between checkpoints here (the real interval makes tests slow, not different)

@@ -231,7 +231,7 @@ def test_the_window_is_the_one_opencode_json_gives_the_sessions_model(
 def test_the_users_sweeps_and_pins_of_the_live_session_are_shown_and_kept(
     fake: Fake, git_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dcp_plugin.host.store import SessionBatch, Store, default_path
+    from dcp_plugin.store import SessionBatch, Store, default_path
 
     session = fake.add_session("ses_a", git_project, updated=100, size=200)
     calls = [p["callID"] for m in session["messages"] for p in m["parts"] if p.get("type") == "tool"]

@@ -13,9 +13,9 @@ from helpers import hook_transform
 from dcp_plugin.cli.main import main
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import DecisionRow, SessionBatch, Store, default_path
 from dcp_plugin.model.tokens import estimate_content_tokens, estimate_part_tokens
 from dcp_plugin.replay.simulate import generate_session
+from dcp_plugin.store import DecisionRow, SessionBatch, Store, default_path
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from helpers import PROJECT, call, hook_command, make_config, user
 import dcp_plugin.host.hostspec
 from dcp_plugin.commands.help import SUBCOMMANDS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
+from dcp_plugin.store import Store
 
 
 def make_runtime(tmp_path: Path, **config: Any) -> Runtime:

@@ -23,8 +23,8 @@ from helpers import (
 from tools_helpers import BIG, ToolHost, ident, lists
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
+from dcp_plugin.store import SessionBatch, Store
 
 KB = "x" * 2000  # ~667 tokens as a tool output (chars / 3)
 # Masking from 1,000 tokens on, keeping nothing: every output but a pinned one is masked.

@@ -12,9 +12,9 @@ from helpers import PROJECT, SESSION, call, hook_command, hook_transform, make_c
 from tools_helpers import BIG, ToolHost, lists
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER
 from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.store import Store
 
 # Placeholders name their call's id, which is as long for every call.
 DEDUP_SAVED = math.ceil(400 / 3) - math.ceil(len(named(DUPLICATE_PLACEHOLDER, "any call")) / 3)  # outputs: chars/3

@@ -11,8 +11,8 @@ from typing import Any
 from helpers import PROJECT, SESSION, assistant, call, hook_command, hook_transform, make_config, named, tool_part, user
 
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, SWEPT_PLACEHOLDER
+from dcp_plugin.store import Store
 
 
 def saved(output_chars: int) -> int:

@@ -20,12 +20,11 @@ import pluggy
 import pytest
 from helpers import hook_command
 
+from dcp_plugin.adapters.pluggy_host import DcpPlugin
 from dcp_plugin.cli.report import context_of_messages
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import hostspec
-from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
 from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.replay.engine import replay
 from dcp_plugin.replay.sessionfile import load_session
@@ -35,6 +34,7 @@ from dcp_plugin.replay.simulate import (
     SIM_PROMPT_OVERHEAD_TOKENS,
     generate_session,
 )
+from dcp_plugin.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sessions" / "example-400-seed42.json"
@@ -172,7 +172,7 @@ def chat_read(call_id: str, output: str, path: str = "/proj/a.py") -> list[dict[
 
 
 def test_pruner_command_shows_the_snapshots_figure_with_the_first_seen_count_less_what_it_prunes() -> None:
-    from dcp_plugin.formats import Pruner
+    from dcp_plugin.adapters.formats import Pruner
     from dcp_plugin.model.tokens import estimate_output_tokens
 
     big = "a line of a file that is long enough to prune\n" * 400

@@ -16,8 +16,8 @@ from reference import reference_decisions, written_by
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SessionBatch, Store
 from dcp_plugin.pipeline.protection import PathProtector, extract_paths
+from dcp_plugin.store import SessionBatch, Store
 
 pytestmark = pytest.mark.slow  # over a thousand generated histories through whole runtimes
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.host.store import Store
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
+from dcp_plugin.store import Store
 
 pytestmark = pytest.mark.slow  # every request of a session replayed from scratch: quadratic in its length
 

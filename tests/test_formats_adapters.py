@@ -12,11 +12,11 @@ import pytest
 from helpers import make_config, named
 from pydantic import BaseModel
 
+from dcp_plugin.adapters.formats import Kind, Pruner, validate
+from dcp_plugin.adapters.formats import anthropic as anthropic_format
+from dcp_plugin.adapters.formats import openai_chat as chat_format
+from dcp_plugin.adapters.formats import openai_responses as responses_format
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.formats import Kind, Pruner, validate
-from dcp_plugin.formats import anthropic as anthropic_format
-from dcp_plugin.formats import openai_chat as chat_format
-from dcp_plugin.formats import openai_responses as responses_format
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
@@ -158,7 +158,7 @@ def test_arguments_that_are_not_a_json_object_are_never_rewritten() -> None:
 
 
 def _input_edit(position: int, value: Any) -> Any:
-    from dcp_plugin.formats.view import ItemEdit, Site
+    from dcp_plugin.adapters.formats.view import ItemEdit, Site
 
     return ItemEdit(position, "input", value, Site((0, position)), True)
 
@@ -286,8 +286,8 @@ def _files_under(root: Path) -> list[Path]:
 
 
 def test_pruner_and_the_pluggy_plugin_leave_nothing_behind_for_a_user_without_opencode(isolated_home: Path) -> None:
-    from dcp_plugin.formats import Pruner as DefaultPruner
-    from dcp_plugin.host.plugin import DcpPlugin
+    from dcp_plugin.adapters.formats import Pruner as DefaultPruner
+    from dcp_plugin.adapters.pluggy_host import DcpPlugin
 
     messages = [{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")]
     pruner = DefaultPruner(directory=str(isolated_home))
@@ -300,8 +300,8 @@ def test_pruner_and_the_pluggy_plugin_leave_nothing_behind_for_a_user_without_op
 
 
 def test_pruner_keeps_statistics_where_the_opencode_plugin_keeps_them(isolated_home: Path) -> None:
-    from dcp_plugin.formats import Pruner as DefaultPruner
-    from dcp_plugin.host.store import data_dir
+    from dcp_plugin.adapters.formats import Pruner as DefaultPruner
+    from dcp_plugin.store import data_dir
 
     data_dir().mkdir(parents=True)
     pruner = DefaultPruner(directory=str(isolated_home))

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from dcp_plugin.formats.kinds import REPLACES, Kind, Typed, input_kind, kind_changes, media_marker, placeholder_kind
+from dcp_plugin.adapters.formats.kinds import (
+    REPLACES,
+    Kind,
+    Typed,
+    input_kind,
+    kind_changes,
+    media_marker,
+    placeholder_kind,
+)
 from dcp_plugin.pipeline.placeholders import (
     DUPLICATE_PLACEHOLDER,
     FAILED_INPUT_PLACEHOLDER,
@@ -86,7 +94,7 @@ def test_an_item_that_vanished_is_reported() -> None:
 
 
 def test_opencode_parts_are_typed_by_role_type_and_signature() -> None:
-    from dcp_plugin.formats import opencode
+    from dcp_plugin.adapters.formats import opencode
 
     messages = [
         {"info": {"role": "user"}, "parts": [{"type": "text", "text": "hi"}, {"type": "file", "mime": "image/png"}]},

@@ -18,8 +18,8 @@ from langchain_core.tools import ToolException, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-from dcp_plugin.formats import Pruner  # noqa: E402
-from dcp_plugin.formats.langchain_middleware import DcpMiddleware  # noqa: E402
+from dcp_plugin.adapters.formats import Pruner  # noqa: E402
+from dcp_plugin.adapters.formats.langchain_middleware import DcpMiddleware  # noqa: E402
 from dcp_plugin.host.runtime import Runtime  # noqa: E402
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 

@@ -12,13 +12,13 @@ from helpers import hook_transform, make_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dcp_plugin.adapters.formats import FORMATS as FORMATS_BY_NAME
+from dcp_plugin.adapters.formats import Pruner, validate
+from dcp_plugin.adapters.formats import anthropic as anthropic_format
+from dcp_plugin.adapters.formats import openai_chat as chat_format
+from dcp_plugin.adapters.formats import openai_responses as responses_format
+from dcp_plugin.adapters.formats.kinds import kind_changes
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.formats import FORMATS as FORMATS_BY_NAME
-from dcp_plugin.formats import Pruner, validate
-from dcp_plugin.formats import anthropic as anthropic_format
-from dcp_plugin.formats import openai_chat as chat_format
-from dcp_plugin.formats import openai_responses as responses_format
-from dcp_plugin.formats.kinds import kind_changes
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.strategies import REGISTRY
 
@@ -75,7 +75,7 @@ FORMATS = [
 try:
     import langchain_core  # noqa: F401
 
-    from dcp_plugin.formats import langchain_messages
+    from dcp_plugin.adapters.formats import langchain_messages
 
     FORMATS.append(Format("langchain", sc.langchain, _langchain_valid, langchain_messages.classify, errors=True))
 except ImportError:  # the langchain extra is optional; its own tests say they were skipped
@@ -209,7 +209,7 @@ def test_a_list_the_host_appends_to_gets_the_same_requests_as_fresh_lists(fmt: F
 @SETTINGS
 @given(conversation=sc.conversations())
 def test_pruning_opencode_messages_keeps_kinds(conversation: sc.Conversation) -> None:
-    from dcp_plugin.formats import opencode
+    from dcp_plugin.adapters.formats import opencode
 
     messages = sc.opencode(conversation)
     pruned = copy.deepcopy(messages)

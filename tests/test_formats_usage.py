@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from helpers import make_config
 
-from dcp_plugin.formats import Pruner
-from dcp_plugin.formats.usage import usage_tokens
+from dcp_plugin.adapters.formats import Pruner
+from dcp_plugin.adapters.formats.usage import usage_tokens
 from dcp_plugin.host.runtime import Runtime
 
 BIG = "a line of a file, long enough to be worth pruning\n" * 60

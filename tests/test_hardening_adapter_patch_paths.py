@@ -7,7 +7,7 @@ from typing import Any
 
 from helpers import make_config
 
-from dcp_plugin.formats import Pruner
+from dcp_plugin.adapters.formats import Pruner
 from dcp_plugin.host.runtime import Runtime
 
 PATCH = "*** Begin Patch\n*** Update File: secrets/key.pem\n@@\n-old key\n+new key\n*** End Patch\n"

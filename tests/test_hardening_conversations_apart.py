@@ -13,7 +13,7 @@ from helpers import make_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.formats import Pruner
+from dcp_plugin.adapters.formats import Pruner
 from dcp_plugin.host.runtime import Runtime
 
 CONFIG = make_config(strategies={"supersedeWrites": {"enabled": True}, "purgeErrors": {"turns": 1}})
@@ -123,7 +123,7 @@ def langchain_reads(first_text: str, paths: list[str], ident: str | None = None)
 @pytest.mark.parametrize("ident", [None, "first"], ids=["no ids", "ids"])
 def test_langchain_conversations_without_a_thread_id_get_sessions_of_their_own(ident: str | None) -> None:
     pytest.importorskip("langchain.agents", reason="LangChain is not installed: pip install 'dcp-plugin[langchain]'")
-    from dcp_plugin.formats.langchain_middleware import DcpMiddleware, thread_id
+    from dcp_plugin.adapters.formats.langchain_middleware import DcpMiddleware, thread_id
 
     first = langchain_reads("fix a.py", ["/proj/a.py", "/proj/a.py"], ident and f"{ident}-1")
     second = langchain_reads("fix b.py", ["/proj/a.py", "/proj/b.py"], ident and f"{ident}-2")
@@ -136,7 +136,7 @@ def test_langchain_conversations_without_a_thread_id_get_sessions_of_their_own(i
 
 def test_langchain_conversations_that_start_alike_still_never_share_decisions() -> None:
     pytest.importorskip("langchain.agents", reason="LangChain is not installed: pip install 'dcp-plugin[langchain]'")
-    from dcp_plugin.formats.langchain_middleware import DcpMiddleware
+    from dcp_plugin.adapters.formats.langchain_middleware import DcpMiddleware
 
     first = langchain_reads("fix it", ["/proj/a.py", "/proj/a.py"])
     second = langchain_reads("fix it", ["/proj/a.py", "/proj/b.py"])

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from helpers import PROJECT, call, hook_transform, make_config, user
 
-from dcp_plugin.formats import Pruner
+from dcp_plugin.adapters.formats import Pruner
 from dcp_plugin.host.idle import SessionLru
 from dcp_plugin.host.runtime import Runtime
 

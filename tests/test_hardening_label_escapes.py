@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcp_plugin.formats.kinds import Kind, media_marker
+from dcp_plugin.adapters.formats.kinds import Kind, media_marker
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.placeholders import tag
 from dcp_plugin.pipeline.strategies import mask_old_outputs, superseded_reads

@@ -16,7 +16,7 @@ import dcp_plugin
 import dcp_plugin.host.hostspec
 from benchmarks.locked_store import run
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
+from dcp_plugin.store import Store
 
 BIG = "x" * 900
 MESSAGES = [user(), call("read", {"filePath": f"{PROJECT}/a.py"}, output=BIG), call("read", {"filePath": f"{PROJECT}/b.py"}, output=BIG)]

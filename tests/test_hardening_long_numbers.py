@@ -9,7 +9,7 @@ import pytest
 from bridge_helpers import Harness, transform_request
 from helpers import call, user
 
-from dcp_plugin.bridge.server import parse_token
+from dcp_plugin.adapters.bridge.server import parse_token
 from dcp_plugin.cli.main import main
 
 LONG = "9" * 5000

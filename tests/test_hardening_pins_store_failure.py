@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import dcp_plugin
 import dcp_plugin.host.hostspec
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import RETRY_SECONDS, Store
 from dcp_plugin.pipeline.ids import short_id
+from dcp_plugin.store import RETRY_SECONDS, Store
 
 KB = "x" * 2000
 # Every output but a pinned one is masked at once.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dcp_plugin.host.store import DecisionRow, SessionBatch, Store
+from dcp_plugin.store import DecisionRow, SessionBatch, Store
 
 pytestmark = pytest.mark.slow  # a process in a mount namespace of its own
 
@@ -45,7 +45,7 @@ def test_pins_and_sweeps_saved_earlier_apply_from_a_database_on_a_read_only_moun
     lines = read_only(
         folder,
         f"""
-        from dcp_plugin.host.store import SessionBatch, Store
+        from dcp_plugin.store import SessionBatch, Store
         warnings = []
         store = Store({str(folder / "dcp.sqlite3")!r}, warnings.append)
         found = store.load_session("s")

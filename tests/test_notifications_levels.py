@@ -12,9 +12,9 @@ from helpers import PROJECT, call, hook_transform, make_config, named, user
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.prune_notice import DETAILED_LIMIT, format_notification
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+from dcp_plugin.store import Store
 
 # The first read's output, as the list and `/dcp pin` size it (outputs: chars/3).
 SIZE = math.ceil(400 / 3)

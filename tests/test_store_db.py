@@ -12,10 +12,10 @@ from helpers import PROJECT, call, hook_transform, make_config, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, Restore, SessionBatch, Store, default_path
+from dcp_plugin.store import SCHEMA_VERSION, DecisionRow, Restore, SessionBatch, Store, default_path
+from dcp_plugin.store import database as store_mod
 
 
 def store_at(tmp_path: Path, warnings: list[str] | None = None) -> Store:
@@ -258,8 +258,8 @@ def test_each_call_counts_once_per_session_with_its_first_saving(writes: list[tu
 
 def test_a_database_locked_while_switching_to_wal_is_retried(tmp_path: Path, monkeypatch) -> None:
     """SQLite answers "locked" at once (no busy wait) when two processes open a new file together."""
-    from dcp_plugin.host import store as store_mod
-    from dcp_plugin.host.store import DecisionRow, SessionBatch
+    from dcp_plugin.store import DecisionRow, SessionBatch
+    from dcp_plugin.store import database as store_mod
 
     real_connect = sqlite3.connect
     failures = {"left": 2}

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from dcp_plugin.host.store import Store
+from dcp_plugin.store import Store
 
 pytestmark = pytest.mark.slow  # each test runs host processes
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from dcp_plugin.host.store import DecisionRow, SessionBatch, Store
+    from dcp_plugin.store import DecisionRow, SessionBatch, Store
 
     path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = Store(path, lambda text: print(text, file=sys.stderr))
@@ -37,7 +37,7 @@ HOST = textwrap.dedent(
     import copy, json, sys
     from dcp_plugin.replay.simulate import generate_session
     from dcp_plugin.host.persistence import USER_STORE
-    from dcp_plugin.host.plugin import DcpPlugin
+    from dcp_plugin.adapters.pluggy_host import DcpPlugin
     from dcp_plugin.host.runtime import Runtime, StaticConfig
     from dcp_plugin.config.model import DcpConfig
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from helpers import PROJECT, call, hook_transform, make_config, user
 
-from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import SCHEMA_VERSION, DecisionRow, NotAStore, SessionBatch, Store, read_stats
+from dcp_plugin.store import SCHEMA_VERSION, DecisionRow, NotAStore, SessionBatch, Store, read_stats
+from dcp_plugin.store import database as store_mod
 
 
 class Clock:
@@ -118,7 +118,7 @@ def test_out_of_file_descriptors_keeps_the_database(folder: Path) -> None:
     healthy(path)
     code = f"""
         import os, resource
-        from dcp_plugin.host.store import SessionBatch, Store
+        from dcp_plugin.store import SessionBatch, Store
         warnings = []
         store = Store({str(path)!r}, warnings.append)
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tools_helpers import BIG, ToolHost, ident, lists
 
+from dcp_plugin.adapters.pluggy_host import DcpPlugin
 from dcp_plugin.host import hostspec
-from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
 from dcp_plugin.pipeline.modeltools import system_text
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
+from dcp_plugin.store import Store
 
 
 def pluggy_host(**config: Any) -> tuple[pluggy.PluginManager, Runtime]:

@@ -8,7 +8,7 @@ import re
 from helpers import PROJECT, call, hook_transform, make_config, tool_parts, user
 from tools_helpers import BIG, ToolHost, every_list, ident, lists, reads, written
 
-from dcp_plugin.formats.kinds import Kind, placeholder_kind
+from dcp_plugin.adapters.formats.kinds import Kind, placeholder_kind
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.pipeline.modeltools.state import LIST_LIMIT
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD

@@ -8,7 +8,7 @@ import pytest
 from helpers import PROJECT, call, named, tool_parts, user
 from tools_helpers import BIG, ToolHost, ident
 
-from dcp_plugin.formats.kinds import Kind, placeholder_kind
+from dcp_plugin.adapters.formats.kinds import Kind, placeholder_kind
 from dcp_plugin.pipeline.placeholders import (
     DISCARDED_PLACEHOLDERS,
     DUPLICATE_PLACEHOLDER,

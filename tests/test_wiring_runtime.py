@@ -14,7 +14,7 @@ from dcp_plugin.budget import CompactionStatus, context_limit
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from dcp_plugin.host.session_budget import SessionBudget
-from dcp_plugin.host.store import Store
+from dcp_plugin.store import Store
 
 
 def make_runtime(tmp_path: Path, **config: Any) -> Runtime:

@@ -1,4 +1,4 @@
-"""The real pipeline: OpenCode -> JS shim -> `python -m dcp_plugin.bridge` -> placeholders at the provider.
+"""The real pipeline: OpenCode -> JS shim -> `python -m dcp_plugin.adapters.bridge` -> placeholders at the provider.
 
 One scripted session, run twice with the plugin installed by `dcp opencode install` (the second run
 adds a user turn, so the failed call is old enough for purgeErrors with `turns: 1`), and the same

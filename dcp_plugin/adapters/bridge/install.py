@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from dcp_plugin.bridge import SHIM_DIR, SHIM_PATH
+from dcp_plugin.adapters.bridge import SHIM_DIR, SHIM_PATH
 from dcp_plugin.config.discovery import global_dir
 from dcp_plugin.xdg import SHARED_DIR_MODE, make_dirs
 
@@ -118,7 +118,7 @@ def check_python(python: str) -> str | None:
     """None if ``python`` can run the bridge, else why not (the install still goes ahead)."""
     try:
         done = subprocess.run(
-            [python, "-c", "import dcp_plugin.bridge.server"],
+            [python, "-c", "import dcp_plugin.adapters.bridge.server"],
             capture_output=True,
             text=True,
             timeout=60,

@@ -10,7 +10,7 @@ from typing import IO, Any, cast
 
 
 class BridgeClient:
-    """Starts `python -m dcp_plugin.bridge` and exchanges request/reply lines with it, in order."""
+    """Starts `python -m dcp_plugin.adapters.bridge` and exchanges request/reply lines with it, in order."""
 
     def __init__(
         self,
@@ -20,7 +20,7 @@ class BridgeClient:
         stderr: int | None = subprocess.PIPE,
     ) -> None:
         self.proc = subprocess.Popen(
-            list(command or [sys.executable, "-m", "dcp_plugin.bridge"]),
+            list(command or [sys.executable, "-m", "dcp_plugin.adapters.bridge"]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

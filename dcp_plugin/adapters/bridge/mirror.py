@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dcp_plugin.bridge.protocol import Delta
+from dcp_plugin.adapters.bridge.protocol import Delta
 from dcp_plugin.host.idle import IDLE_SECONDS
 from dcp_plugin.model.history import HistoryMark
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcp_plugin.formats.kinds import Kind, media_marker
+from dcp_plugin.adapters.formats.kinds import Kind, media_marker
 from dcp_plugin.pipeline.decisions import Decision
 
 SELF = -1  # a Site position meaning "the provider item itself" (not a block inside it)

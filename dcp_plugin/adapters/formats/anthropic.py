@@ -5,7 +5,7 @@
 carries tool results opens no turn: its other blocks (reminders a host appends) go into a view
 message of role ``system``. Thinking blocks are never rewritten, whether signed or redacted;
 ``cache_control`` markers stay on the blocks that carry them (see
-:func:`~dcp_plugin.formats.items.replaced_content` for one inside a rewritten tool result).
+:func:`~dcp_plugin.adapters.formats.items.replaced_content` for one inside a rewritten tool result).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import as_dict, replace_at, replaced_content, text_blocks
-from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import ItemEdit, ViewBuilder, digest, media_digest
+from dcp_plugin.adapters.formats.items import as_dict, replace_at, replaced_content, text_blocks
+from dcp_plugin.adapters.formats.kinds import Kind, Typed, input_kind, text_kind
+from dcp_plugin.adapters.formats.view import ItemEdit, ViewBuilder, digest, media_digest
 
 NAME = "anthropic"
 PROVIDER = "anthropic"

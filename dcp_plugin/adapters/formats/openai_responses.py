@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import (
+from dcp_plugin.adapters.formats.items import (
     as_dict,
     dump_arguments,
     parse_arguments,
@@ -20,8 +20,8 @@ from dcp_plugin.formats.items import (
     replaced_content,
     text_blocks,
 )
-from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest
+from dcp_plugin.adapters.formats.kinds import Kind, Typed, input_kind, text_kind
+from dcp_plugin.adapters.formats.view import SELF, ItemEdit, ViewBuilder, digest
 
 NAME = "openai_responses"
 PROVIDER = "openai"

@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import as_dict, replaced_content, text_blocks
-from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
-from dcp_plugin.formats.usage import usage_tokens
-from dcp_plugin.formats.view import SELF, ItemEdit, ViewBuilder, digest, media_digest
+from dcp_plugin.adapters.formats.items import as_dict, replaced_content, text_blocks
+from dcp_plugin.adapters.formats.kinds import Kind, Typed, input_kind, text_kind
+from dcp_plugin.adapters.formats.usage import usage_tokens
+from dcp_plugin.adapters.formats.view import SELF, ItemEdit, ViewBuilder, digest, media_digest
 
 NAME = "langchain"
 PROVIDER = ""  # LangChain wraps every provider: the model id says which

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dcp_plugin.formats.kinds import Kind, Typed, input_kind, text_kind
+from dcp_plugin.adapters.formats.kinds import Kind, Typed, input_kind, text_kind
 from dcp_plugin.model.messages import info_of, parts_of
 
 _ROLE_TEXT = {"user": Kind.USER_TEXT, "assistant": Kind.ASSISTANT_TEXT, "system": Kind.SYSTEM_TEXT}

@@ -1,7 +1,7 @@
 // settings.mjs: the plugin's settings, first found wins: plugin options, environment, defaults.
 //
 //   options.command / DCP_BRIDGE_COMMAND (JSON array): the whole command line of the child.
-//   options.python  / DCP_PYTHON: interpreter for `-m dcp_plugin.bridge`; default the installed one.
+//   options.python  / DCP_PYTHON: interpreter for `-m dcp_plugin.adapters.bridge`; default the installed one.
 //   options.timeoutMs / DCP_BRIDGE_TIMEOUT_MS: per transform request (default 5000).
 //   options.commandTimeoutMs: per /dcp command and per call of the plugin's tools (default 15000).
 //   options.toolsWaitMs: how long loading waits for the tool definitions (default 5000); a slower
@@ -36,7 +36,7 @@ export function resolveSettings(options, env, installedPython) {
   else if (opts.python) source = "option python";
   else if (env.DCP_PYTHON) source = "DCP_PYTHON";
   return {
-    command: command || [python, "-m", "dcp_plugin.bridge"],
+    command: command || [python, "-m", "dcp_plugin.adapters.bridge"],
     source,
     timeoutMs: opts.timeoutMs || envNumber(env, "DCP_BRIDGE_TIMEOUT_MS") || 5000,
     commandTimeoutMs: opts.commandTimeoutMs || 15000,

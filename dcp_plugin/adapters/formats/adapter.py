@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dcp_plugin.formats import anthropic, langchain_messages, openai_chat, openai_responses
-from dcp_plugin.formats.view import ItemEdit, View, ViewBuilder
+from dcp_plugin.adapters.formats import anthropic, langchain_messages, openai_chat, openai_responses
+from dcp_plugin.adapters.formats.view import ItemEdit, View, ViewBuilder
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from dcp_plugin.formats.items import as_dict
+from dcp_plugin.adapters.formats.items import as_dict
 
 _ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dcp_plugin.adapters.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
+from dcp_plugin.adapters.formats.usage import usage_tokens
+from dcp_plugin.adapters.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.commands.dispatch import COMMAND, answer
-from dcp_plugin.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
-from dcp_plugin.formats.usage import usage_tokens
-from dcp_plugin.formats.view import View, ViewBuilder, edits_of, item_of
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notify
@@ -196,7 +196,7 @@ class Pruner:
     ) -> list[Any]:
         """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises.
 
-        ``usage``: the provider's usage of the previous response (see :func:`~dcp_plugin.formats.usage.usage_tokens`).
+        ``usage``: the provider's usage of the previous response (see :func:`~dcp_plugin.adapters.formats.usage.usage_tokens`).
         """
         if not isinstance(items, list) or not items:
             return items

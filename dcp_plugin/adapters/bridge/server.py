@@ -10,10 +10,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-from dcp_plugin.bridge import protocol
-from dcp_plugin.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
-from dcp_plugin.bridge.protocol import ProtocolError
-from dcp_plugin.bridge.wire import to_wire
+from dcp_plugin.adapters.bridge import protocol
+from dcp_plugin.adapters.bridge.mirror import DEFAULT_IDLE_SECONDS, Mirror, Mirrors, Resync
+from dcp_plugin.adapters.bridge.protocol import ProtocolError
+from dcp_plugin.adapters.bridge.wire import to_wire
 from dcp_plugin.commands.dispatch import Answer, answer
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.persistence import USER_STORE
@@ -21,7 +21,7 @@ from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.messages import message_id
 from dcp_plugin.model.refs import model_ref
 
-log = logging.getLogger("dcp_plugin.bridge")
+log = logging.getLogger("dcp_plugin.adapters.bridge")
 
 Write = Callable[[str], None]
 # A full resend of at least this many messages moves the heap out of the cyclic collector's
@@ -271,7 +271,7 @@ def protocol_stdout() -> IO[bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m dcp_plugin.bridge`: serve stdin until it closes."""
+    """`python -m dcp_plugin.adapters.bridge`: serve stdin until it closes."""
     level = os.environ.get("DCP_BRIDGE_LOG", "WARNING").upper()
     logging.basicConfig(
         stream=sys.stderr,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dcp_plugin.formats.view import ItemEdit, markers, media_digest
+from dcp_plugin.adapters.formats.view import ItemEdit, markers, media_digest
 
 
 def as_dict(item: Any) -> dict[str, Any] | None:
