@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
 from dcp_plugin.adapters.bridge.install import render_shim
+from tests.e2e.opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
