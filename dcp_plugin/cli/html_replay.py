@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,6 +16,8 @@ from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.refs import ModelRef, latest_model
 from dcp_plugin.replay.engine import plugin_host, replay, with_pricing
 from dcp_plugin.replay.file_error import SessionFileError
+from dcp_plugin.replay.peer_replay import Session, replay_rule
+from dcp_plugin.replay.peer_rules import rule_makers
 from dcp_plugin.replay.sessionfile import load_session
 
 Progress = Callable[[int, int], None]
@@ -47,23 +48,21 @@ def session_page(
 
 
 def peer_curves(name: str, messages: list[dict[str, Any]], directory: str, pricing: str) -> list[PeerCurve]:
-    """Each peer rule of the benchmark on the session, priced like the plugin's replay.
+    """Each peer rule on the session, priced like the plugin's replay.
 
-    The rules live in the project's benchmarks, which a source checkout has and an installed
-    package does not: they are imported by name, and their absence is a SessionFileError.
+    LangChain's rule runs LangChain's own middleware: without the `langchain` extra installed it
+    is left out, the others are drawn.
     """
-    try:
-        peers = importlib.import_module("benchmarks.peers")
-        rules = importlib.import_module("benchmarks.peer_rules")
-    except ImportError:
-        raise SessionFileError(
-            "--peers needs the project's benchmarks (a source checkout, run from its root); they are not installed"
-        ) from None
-    session = peers.Session(name, messages, directory)
+    session = Session(name, messages, directory)
     found = []
-    for make in rules.rule_makers():
+    for make in rule_makers():
         curves: list[list[tuple[int, float]]] = [[]]
-        [outcome] = peers.replay_rule(session, make, [pricing], curves)
+        try:
+            [outcome] = replay_rule(session, make, [pricing], curves)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("langchain"):
+                raise
+            continue
         found.append(PeerCurve(str(outcome.policy), [t for t, _ in curves[0]], [c for _, c in curves[0]]))
     return found
 
@@ -80,7 +79,7 @@ def write_report(path: Path, pages: Sequence[SessionPage]) -> int:
 
 def run_html(args: argparse.Namespace, files: Sequence[Path]) -> int:
     """`dcp replay FILE... --html OUT`: replay each session and write the page."""
-    from dcp_plugin.cli.replay import session_config
+    from dcp_plugin.cli.session_config import session_config
 
     if args.html is None:
         print("dcp replay: --peers adds curves to the HTML report: give --html OUT too", file=sys.stderr)

@@ -221,8 +221,8 @@ def _uninstall(args: argparse.Namespace) -> int:
 def _context(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.opencode_session import OpencodeError, find_opencode
     from dcp_plugin.cli.recorded import RecordedStore, configured_window, recorded_window
-    from dcp_plugin.cli.replay import session_config
     from dcp_plugin.cli.report import context_of_messages, show_breakdown
+    from dcp_plugin.cli.session_config import session_config
     from dcp_plugin.model.refs import latest_model
     from dcp_plugin.replay.file_error import SessionFileError
     from dcp_plugin.store import default_path
@@ -260,7 +260,7 @@ def _report(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.html_replay import session_page, write_report
     from dcp_plugin.cli.opencode_session import OpencodeError, find_opencode
     from dcp_plugin.cli.recorded import RecordedStore
-    from dcp_plugin.cli.replay import session_config
+    from dcp_plugin.cli.session_config import session_config
     from dcp_plugin.cli.terminal import ReplayProgress
     from dcp_plugin.replay.file_error import SessionFileError
     from dcp_plugin.store import default_path

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from dcp_plugin.cli.explain import GLOSSARY, row_note, why_cost_differs
 from dcp_plugin.cli.groups import positive_int
+from dcp_plugin.cli.session_config import load_config_option, session_config
 from dcp_plugin.cli.terminal import ReplayProgress, console
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.prune_notice import plural
@@ -81,38 +82,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--peers",
         action="store_true",
-        help="with --html: add the peer rules' curves from the project's benchmarks (a source checkout only)",
+        help="with --html: add the curves of the peer rules (OpenCode's, Anthropic's, LangChain's, last-5 masking)",
     )
     p.add_argument("--wide", action="store_true", help="every column of the per-request table (wider than 80 columns)")
     p.set_defaults(func=run)
-
-
-def load_config_option(path: Path) -> DcpConfig:
-    """The config of a `--config FILE` option; problems go to stderr, an unusable file raises."""
-    from dcp_plugin.config.loader import load_config_file
-
-    config, problems = load_config_file(path)
-    for text in problems:
-        print(text, file=sys.stderr)
-    if config is None:
-        raise SessionFileError(f"{path}: config file could not be used (see above)")
-    return config
-
-
-def files_config(directory: str) -> DcpConfig:
-    """The config the dcp.jsonc files give for ``directory``; problems go to stderr.
-
-    Unlike a real host's, this never creates the global file: a CLI only reads settings.
-    """
-    from dcp_plugin.config.source import ConfigSource
-
-    source = ConfigSource(Path(directory), lambda _session, text: print(text, file=sys.stderr), create_global=False)
-    return source.get()
-
-
-def session_config(option: Path | None, directory: str) -> DcpConfig:
-    """The config a CLI replays a session with: the `--config` file alone, else the config files."""
-    return load_config_option(option) if option is not None else files_config(directory)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from dcp_plugin.budget.render import ladder_lines
-from dcp_plugin.cli.replay import load_config_option
+from dcp_plugin.cli.session_config import load_config_option
 from dcp_plugin.cli.terminal import console
 from dcp_plugin.commands.context import (
     ContextBreakdown,

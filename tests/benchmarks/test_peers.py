@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from benchmarks import peers, readme_tables
-from benchmarks.peer_rules import (
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT
+from dcp_plugin.replay.engine import ImpliedRequest, implied_requests
+from dcp_plugin.replay.peer_rules import (
     ANTHROPIC_PLACEHOLDER,
     ClearToolUses,
     CountedOnce,
@@ -18,9 +21,6 @@ from benchmarks.peer_rules import (
     ToolResults,
     tool_results,
 )
-from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.model.tokens import COMPACTED_OUTPUT_TEXT
-from dcp_plugin.replay.engine import ImpliedRequest, implied_requests
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 from tests.support.helpers import call, user
 

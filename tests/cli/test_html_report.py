@@ -228,11 +228,21 @@ def test_summary_of_a_session_with_nothing_pruned_says_so():
     assert "Net cost moves less than tokens" not in html
 
 
-def test_cli_peers_without_the_benchmarks_says_they_need_a_source_checkout(tmp_path, capsys, monkeypatch):
+def test_cli_peers_draws_the_peer_curves_without_the_projects_benchmarks(tmp_path, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "benchmarks", None)  # as in an installed package: no benchmarks to import
-    monkeypatch.delitem(sys.modules, "benchmarks.peers", raising=False)
-    assert main(["replay", str(EXAMPLES[0]), "--html", str(tmp_path / "r.html"), "--peers"]) == 1
-    assert "--peers needs the project's benchmarks (a source checkout" in capsys.readouterr().err
-    assert not (tmp_path / "r.html").exists()
+    assert main(["replay", str(EXAMPLES[0]), "--html", str(tmp_path / "r.html"), "--peers"]) == 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "OpenCode prune" in html and "Anthropic clear_tool_uses" in html and "LangChain ContextEditingMiddleware" in html
+
+
+def test_cli_peers_leaves_out_langchains_rule_when_langchain_is_not_installed(tmp_path, monkeypatch):
+    import sys
+
+    for name in [m for m in sys.modules if m == "langchain" or m.startswith("langchain.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "langchain", None)
+    assert main(["replay", str(EXAMPLES[0]), "--html", str(tmp_path / "r.html"), "--peers"]) == 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "LangChain ContextEditingMiddleware" not in html and "Anthropic clear_tool_uses" in html

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.peer_rules import LastN
 from benchmarks.peers import Session, cells, replay_rule, summarize
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.engine import replay
+from dcp_plugin.replay.peer_rules import LastN
 from dcp_plugin.replay.pricing import PatchKey
 from dcp_plugin.replay.recovery import REREAD_PREFIX, RecordedWalk
 from dcp_plugin.replay.requests import ImpliedRequest, implied_requests

@@ -22,6 +22,7 @@ shape the replay's cache accountant and edit-anchor check read for the plugin's 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from dcp_plugin.model.messages import info_of
@@ -338,4 +339,8 @@ _MAKERS: tuple[Callable[[Sequence[Mapping[str, Any]], ToolResults], Rule], ...] 
 
 def rule_makers() -> list[Callable[[Sequence[Mapping[str, Any]]], Rule]]:
     """For each peer rule, how to make it fresh over a message list (one that may still grow at its end)."""
-    return [lambda messages, make=make: make(messages, ToolResults(messages)) for make in _MAKERS]
+    return [partial(_fresh, make) for make in _MAKERS]
+
+
+def _fresh(make: Callable[[Sequence[Mapping[str, Any]], ToolResults], Rule], messages: Sequence[Mapping[str, Any]]) -> Rule:
+    return make(messages, ToolResults(messages))
