@@ -90,7 +90,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         if target.is_dir():
             _error(f"{target} is a directory; remove it first")
             return 1
-        write_atomically(target, render(stable_schema_uri(global_dir()), commented_out=args.project), exclusive=False)
+        write_atomically(target, render(stable_schema_uri(global_dir()), project=args.project), exclusive=False)
     except OSError as exc:
         _error(f"cannot write {target}: {exc.strerror or exc}")
         return 1
