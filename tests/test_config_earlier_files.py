@@ -252,3 +252,10 @@ def test_the_rewritten_file_is_not_rewritten_again(global_file: Path, git_projec
     upgrade_mod.backup_of(global_file).unlink()
     ConfigSource(git_project).get()
     assert global_file.read_text(encoding="utf-8") == first and not upgrade_mod.backup_of(global_file).exists()
+
+
+def test_show_names_the_file_for_an_edit_and_default_for_the_earlier_values(global_file: Path, git_project: Path) -> None:
+    write(global_file, earlier_file(OLDEST_WITH_TRIGGER, {TRIGGER: 150000}))
+    origins = ConfigSource(git_project, create_global=False).origins()
+    assert origins["strategies.maskOldOutputs.trigger"] == str(global_file)
+    assert origins["strategies.maskOldOutputs.keepTokens"] == "default"

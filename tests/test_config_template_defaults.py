@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config.loader import combine, load_layer, plain
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.config.parse import parse_text
+from dcp_plugin.config.parse import MAX_JSON5_BYTES, blank_comments, parse_text
 from dcp_plugin.config.profiles import PROFILES
 from dcp_plugin.config.schema import KeyPath, defaults, iter_keys, leaf_paths, schema, schema_uri
 from dcp_plugin.config.template import render
@@ -145,3 +145,10 @@ def test_the_generated_file_loads_as_the_defaults(tmp_path: Path) -> None:
 
 def test_the_schema_describes_every_key_the_template_lists() -> None:
     assert all(node.get("description") for _, node in iter_keys(schema()))
+
+
+def test_the_generated_global_file_is_over_the_json5_size_with_few_characters_outside_comments() -> None:
+    # README: values uncommented in the generated global file take JSON syntax.
+    text = render("file:///home/me/.config/opencode/dcp.schema.json")
+    outside = re.sub(r"\s+", "", blank_comments(text))
+    assert len(text) > MAX_JSON5_BYTES and len(outside) < 100

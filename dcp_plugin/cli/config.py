@@ -39,9 +39,10 @@ def add_parser(subparsers: Any) -> None:
     )
 
     init = sub.add_parser("init", help="write a commented default dcp.jsonc", description=(
-        "Write a commented dcp.jsonc: the global one (with every default set) or, with --project, "
-        ".opencode/dcp.jsonc at the project's root (the git worktree around the current directory, else the "
-        "current directory), with every key commented out, so it overrides nothing until you edit it."
+        "Write a commented dcp.jsonc: the global one or, with --project, .opencode/dcp.jsonc at the "
+        "project's root (the git worktree around the current directory, else the current directory). Every "
+        "key is listed with its description and its default, commented out, so the file sets nothing until "
+        "you uncomment a line."
     ))
     init.add_argument("--project", action="store_true", help="write the project's .opencode/dcp.jsonc instead of the global file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")

@@ -19,6 +19,7 @@ from dcp_plugin.config.earlier import carries_marker, sort_values
 from dcp_plugin.config.parse import parse_text, read_text
 from dcp_plugin.config.template import render, write_atomically
 
+
 def backup_of(path: Path) -> Path:
     """Where the rewrite keeps the old file: `dcp.jsonc.bak` beside it."""
     return path.with_name(path.name + BACKUP_SUFFIX)
