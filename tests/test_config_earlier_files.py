@@ -259,3 +259,17 @@ def test_show_names_the_file_for_an_edit_and_default_for_the_earlier_values(glob
     origins = ConfigSource(git_project, create_global=False).origins()
     assert origins["strategies.maskOldOutputs.trigger"] == str(global_file)
     assert origins["strategies.maskOldOutputs.keepTokens"] == "default"
+
+
+IGNORE_FIELDS = ("strategies", "deduplication", "ignoreFields")
+
+
+def test_an_object_value_emptied_by_the_user_stays_in_force(tmp_path: Path) -> None:
+    config = load(earlier_file(NEWEST, {IGNORE_FIELDS: {}}), tmp_path)
+    assert dict(config.strategies.deduplication.ignore_fields) == {}
+
+
+def test_an_object_value_the_user_extended_stays_whole(tmp_path: Path) -> None:
+    extended = {"bash": ["description"], "grep": ["path"]}
+    got = plain(load(earlier_file(NEWEST, {IGNORE_FIELDS: extended}), tmp_path))
+    assert got["strategies"]["deduplication"]["ignoreFields"] == extended

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from dcp_plugin.config.layering import SCHEMA_KEY, leaves
+from dcp_plugin.config import schema as schema_mod
+from dcp_plugin.config.layering import SCHEMA_KEY
 from dcp_plugin.config.schema import KeyPath
 
 MARKER = "// dcp.jsonc: settings of dcp_plugin (Dynamic Context Pruning), created with the defaults."
@@ -30,7 +31,7 @@ _MISSING = object()
 def earlier_defaults() -> tuple[dict[KeyPath, Any], ...]:
     """Each default set an earlier version wrote as active values, oldest first, as leaf path -> value."""
     text = resources.files("dcp_plugin").joinpath(*_DATA).read_text(encoding="utf-8")
-    return tuple(dict(leaves(entry["defaults"])) for entry in json.loads(text))
+    return tuple(values(entry["defaults"]) for entry in json.loads(text))
 
 
 def carries_marker(text: str) -> bool:
@@ -43,7 +44,6 @@ class Sorted:
     """A file's data split into the user's own values and those its earlier template wrote."""
 
     own: dict[str, Any]
-    from_template: tuple[KeyPath, ...]
     unmodified: bool  # every value and key exactly as one earlier version wrote them
 
 
@@ -51,15 +51,28 @@ def sort_values(text: str, data: Mapping[str, Any]) -> Sorted:
     """``data`` without the values its earlier template wrote; a file without the marker is all the user's own."""
     body = {key: value for key, value in data.items() if key != SCHEMA_KEY}
     if not carries_marker(text):
-        return Sorted(dict(data), (), False)
-    found = dict(leaves(body))
+        return Sorted(dict(data), False)
+    found = values(body)
     base = _closest(found)
-    template = [path for path, value in found.items() if _same(base.get(path, _MISSING), value)]
-    kept = {path: value for path, value in found.items() if path not in set(template)}
+    kept = {path: value for path, value in found.items() if not _same(base.get(path, _MISSING), value)}
     own = _nest(kept)
     if SCHEMA_KEY in data:
         own = {SCHEMA_KEY: data[SCHEMA_KEY], **own}
-    return Sorted(own, tuple(template), not kept and set(found) == set(base))
+    return Sorted(own, not kept and set(found) == set(base))
+
+
+def values(data: Mapping[str, Any], node: Mapping[str, Any] | None = None, prefix: KeyPath = ()) -> dict[KeyPath, Any]:
+    """Every setting with its key path: sections are descended into, any other value (an object too) is one."""
+    node = schema_mod.schema() if node is None else node
+    found: dict[KeyPath, Any] = {}
+    sections = node.get("properties", {})
+    for key, value in data.items():
+        child = sections.get(key)
+        if isinstance(child, dict) and schema_mod.is_object(child) and isinstance(value, Mapping):
+            found.update(values(value, child, prefix + (key,)))
+        else:
+            found[prefix + (key,)] = value  # `ignoreFields: {}` is one value, not an absent one
+    return found
 
 
 def _closest(found: Mapping[KeyPath, Any]) -> dict[KeyPath, Any]:
@@ -77,6 +90,8 @@ def _same(a: object, b: object) -> bool:
     """JSON equality: `1` is not `true` nor `1.0`, as it would be for Python's ==."""
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
     return type(a) is type(b) and a == b
 
 
