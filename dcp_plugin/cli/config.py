@@ -39,9 +39,10 @@ def add_parser(subparsers: Any) -> None:
     )
 
     init = sub.add_parser("init", help="write a commented default dcp.jsonc", description=(
-        "Write a commented dcp.jsonc: the global one (with every default set) or, with --project, "
-        ".opencode/dcp.jsonc at the project's root (the git worktree around the current directory, else the "
-        "current directory), with every key commented out, so it overrides nothing until you edit it."
+        "Write a commented dcp.jsonc: the global one or, with --project, .opencode/dcp.jsonc at the "
+        "project's root (the git worktree around the current directory, else the current directory). Every "
+        "key is listed with its description and its default, commented out, so the file sets nothing until "
+        "you uncomment a line."
     ))
     init.add_argument("--project", action="store_true", help="write the project's .opencode/dcp.jsonc instead of the global file")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -90,7 +91,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         if target.is_dir():
             _error(f"{target} is a directory; remove it first")
             return 1
-        write_atomically(target, render(stable_schema_uri(global_dir()), commented_out=args.project), exclusive=False)
+        write_atomically(target, render(stable_schema_uri(global_dir()), project=args.project), exclusive=False)
     except OSError as exc:
         _error(f"cannot write {target}: {exc.strerror or exc}")
         return 1

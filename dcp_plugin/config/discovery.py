@@ -22,6 +22,7 @@ LEGACY_FILE_NAME = "dcp.json"
 CONFIG_DIR_NAME = ".opencode"
 FILE_NAMES = (FILE_NAME, LEGACY_FILE_NAME)
 SCHEMA_COPY_NAME = "dcp.schema.json"  # beside the global file; see config/schemaref.py
+BACKUP_SUFFIX = ".bak"  # an earlier version's global file, kept when it is rewritten; see config/upgrade.py
 
 
 @dataclass(frozen=True)

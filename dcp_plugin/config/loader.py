@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dcp_plugin.config.discovery import global_dir
+from dcp_plugin.config.earlier import sort_values
 from dcp_plugin.config.layering import effective_origins, merge_layers
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import parse_text, read_text
@@ -48,7 +49,8 @@ def load_layer(path: Path, st: os.stat_result | None = None) -> LayerResult:
     if parsed.data is None:
         return LayerResult(path, None, parsed.problems)
     schema_problem = dangling_schema(parsed.data, path, global_dir())
-    data, problems = validate_layer(parsed.data, str(path))
+    # The defaults an earlier version wrote into the file are not the user's settings (config/earlier.py).
+    data, problems = validate_layer(sort_values(text, parsed.data).own, str(path))
     return LayerResult(path, data, parsed.problems + problems + ([schema_problem] if schema_problem else []))
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from dcp_plugin.config.discovery import (
+    BACKUP_SUFFIX,
     CONFIG_DIR_NAME,
     FILE_NAME,
     FILE_NAMES,
@@ -46,8 +47,11 @@ def misplaced_files(directory: str | os.PathLike[str], env: Mapping[str, str] | 
         if all(_is_file(path) for path in spec.candidates):
             shadowed = spec.candidates[-1]
             found[_key(shadowed)] = Problem("warning", str(shadowed), f"not read: {spec.primary} next to it is read instead")
+        # The global file's backup is the plugin's own (config/upgrade.py), not settings put there by mistake.
+        own = {path.name + BACKUP_SUFFIX for path in spec.candidates} if spec.label == "global" else set()
         for path, text in _in_config_dir(config_dir):
-            add(path, text)
+            if path.name not in own:
+                add(path, text)
     for folder in searched_dirs(directory):
         for path, text in _in_project_dir(folder):
             add(path, text)

@@ -122,7 +122,7 @@ class DcpConfig(Section):
     @classmethod
     def _profile(cls, data: Any) -> Any:
         """The profile's values under what the files set (see :mod:`dcp_plugin.config.profiles`)."""
-        return with_profile(data, _defaults) if isinstance(data, dict) else data
+        return with_profile(data) if isinstance(data, dict) else data
 
     def strategy_section(self, name: str) -> Any:
         """The config section of the strategy registered as ``name``."""
@@ -132,16 +132,6 @@ class DcpConfig(Section):
     def sweep_protected(self) -> frozenset[str]:
         """Tools `/dcp sweep` never prunes: the hardcoded list plus config additions."""
         return HARDCODED_PROTECTED_TOOLS | frozenset(self.commands.protected_tools)
-
-
-_DEFAULTS: list[dict[str, Any]] = []
-
-
-def _defaults() -> dict[str, Any]:
-    """Every key's default as dcp.jsonc spells it (the balanced profile), made once."""
-    if not _DEFAULTS:
-        _DEFAULTS.append(DcpConfig().model_dump(mode="json", by_alias=True))
-    return _DEFAULTS[0]
 
 
 __all__ = ["HARDCODED_PROTECTED_TOOLS", "DcpConfig", "StrategiesConfig"]

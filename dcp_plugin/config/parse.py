@@ -21,7 +21,8 @@ EMPTY = "is empty or holds only comments (a save in progress?); write `{}` in it
 # json5 is pure Python: about 0.3 ms per value (a 16 KB list of numbers took 4.7 s) and 12 µs
 # per byte of comment. Beyond these sizes only comments and trailing commas are accepted, through
 # the fast stdlib parser, so no file stalls a request for long: at worst about 0.2 s of comments
-# plus 0.3 s of values. The default global file has 4.4 KB, 450 characters outside comments.
+# plus 0.3 s of values. The generated global file has 16.6 KB, all of it comments but its `$schema`
+# line: values uncommented in it may use comments and trailing commas, not other JSON5 syntax.
 MAX_JSON5_BYTES = 16 * 1024
 MAX_JSON5_CHARS = 2048
 # Python refuses to turn longer digit strings into an int (CVE-2020-10735); such a number is

@@ -8,7 +8,7 @@ older output once the context is past its trigger, for the largest saving.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 Profile = Literal["safe", "balanced", "aggressive"]
@@ -24,23 +24,22 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-def with_profile(data: Mapping[str, Any], defaults: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
-    """``data`` with its profile's values under it: a key the user set wins, unless it holds the default value.
+def with_profile(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with its profile's values under it: every key the files set wins, whatever its value.
 
-    A value equal to the default counts as unset, so a file that spells out every default (as the
-    global dcp.jsonc written on first run does) still takes the profile it names.
+    Values an earlier version's global dcp.jsonc wrote as defaults are not set keys: the loader
+    leaves them out before this runs (config/earlier.py).
     """
     name = data.get("profile", DEFAULT_PROFILE)
     preset = PROFILES.get(name) if isinstance(name, str) else None
-    return _under(dict(data), preset, defaults()) if preset else dict(data)
+    return _under(dict(data), preset) if preset else dict(data)
 
 
-def _under(data: dict[str, Any], preset: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+def _under(data: dict[str, Any], preset: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in preset.items():
         given = data.get(key)
-        default = defaults.get(key) if isinstance(defaults, Mapping) else None
         if isinstance(value, Mapping) and isinstance(given, Mapping):
-            data[key] = _under(dict(given), value, default if isinstance(default, Mapping) else {})
-        elif key not in data or given == default:
+            data[key] = _under(dict(given), value)
+        elif key not in data:
             data[key] = value
     return data

@@ -16,6 +16,7 @@ from dcp_plugin.config.problems import summary
 from dcp_plugin.config.remembered import Remembered
 from dcp_plugin.config.schemaref import stable_schema_uri
 from dcp_plugin.config.template import render, write_atomically
+from dcp_plugin.config.upgrade import upgrade_earlier_template
 
 Notify = Callable[[str | None, str], None]
 # (path, mtime_ns, size, inode, mode): mode too, so fixing a file's permissions is noticed
@@ -151,13 +152,15 @@ class ConfigSource:
             self._emit(message)
 
     def ensure_global_file(self) -> None:
-        """Create the global dcp.jsonc with defaults when no global file exists (a real host's first run)."""
+        """Create the global dcp.jsonc when none exists (a real host's first run); rewrite an earlier unmodified one."""
         if not self._layers or self._layers[0].spec.label != "global":
             return
         layer = self._layers[0]
         # Refreshed on every start, so the `$schema` of files dcp wrote survives a reinstall.
         uri = stable_schema_uri(layer.spec.primary.parent)
-        if layer.stat()[0] is not None:
+        found = layer.stat()[1]
+        if found is not None:
+            self._upgrade(found, uri)
             return
         target = layer.spec.primary
         try:
@@ -166,6 +169,18 @@ class ConfigSource:
             self._emit(
                 f"dcp: could not create the default config file {target} ({exc.strerror or exc}); "
                 "using the built-in defaults"
+            )
+
+    def _upgrade(self, path: Path, uri: str | None) -> None:
+        """An earlier version's unmodified file becomes the current template (config/upgrade.py)."""
+        try:
+            backup = upgrade_earlier_template(path, uri)
+        except OSError:
+            return  # a read-only file: its earlier defaults are ignored all the same
+        if backup is not None:
+            self._emit(
+                f"dcp: {path} held an earlier version's defaults, unchanged; it now lists every setting "
+                f"commented out, so the current defaults apply (the old file is kept as {backup})"
             )
 
     def _report_unexpected(self, exc: BaseException) -> None:

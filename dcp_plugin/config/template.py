@@ -1,4 +1,4 @@
-"""Write the commented default dcp.jsonc from the schema's descriptions and defaults."""
+"""Write dcp.jsonc from the schema: every key's description and default, commented out."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from dcp_plugin.xdg import SHARED_DIR_MODE, make_dirs
 WIDTH = 92
 
 _GLOBAL_HEADER = """\
-dcp.jsonc: settings of dcp_plugin (Dynamic Context Pruning), created with the defaults.
-Change a value to override it; delete a key to get its default back. Files read after this
-one override it key by key: $OPENCODE_CONFIG_DIR/dcp.jsonc, then a project's
-.opencode/dcp.jsonc. Check the file with `dcp config validate`."""
+dcp.jsonc: settings of dcp_plugin (Dynamic Context Pruning). Every setting is listed below with
+its default, commented out, so the defaults of the version you run apply, new ones included.
+To change a setting, uncomment its line (and the lines of the sections around it) and edit the
+value; comment it out again to get the default back. Files read after this one override it key
+by key: $OPENCODE_CONFIG_DIR/dcp.jsonc, then a project's .opencode/dcp.jsonc. Check the file
+with `dcp config validate`; `dcp config show` prints what is in force."""
 
 _PROJECT_HEADER = """\
 .opencode/dcp.jsonc: dcp_plugin settings for this project only. They override the global
@@ -27,24 +29,28 @@ changes nothing yet: uncomment a key (and the sections around it) to set it.
 Check the file with `dcp config validate`."""
 
 
-def render(schema_uri: str | None, *, commented_out: bool = False) -> str:
-    """The file text: every key with its description; values active, or commented out (project files)."""
-    header = _PROJECT_HEADER if commented_out else _GLOBAL_HEADER
+def render(schema_uri: str | None, *, project: bool = False) -> str:
+    """The file text: every key with its description and its default, commented out, so it sets nothing.
+
+    Only `$schema` is active. A value written here would pin this version's default for good
+    (see config/earlier.py for the files earlier versions wrote that way).
+    """
+    header = _PROJECT_HEADER if project else _GLOBAL_HEADER
     lines = [f"// {line}" if line else "//" for line in header.splitlines()]
     lines.append("{")
     root = schema_mod.schema()
     keys = [k for k in root["properties"] if k != "$schema"]
     if schema_uri:
         lines.append(f'  "$schema": {json.dumps(schema_uri)}' + ("," if keys else ""))
-    body = _render_object(root, indent=1, commented_out=commented_out)
+    body = _render_object(root, indent=1)
     lines.extend(body)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _render_object(node: dict[str, Any], indent: int, commented_out: bool) -> list[str]:
+def _render_object(node: dict[str, Any], indent: int) -> list[str]:
     pad = "  " * indent
-    lead = "// " if commented_out else ""
+    lead = "// "
     keys = [k for k in node["properties"] if k != "$schema"]
     out: list[str] = []
     for index, key in enumerate(keys):
@@ -57,7 +63,7 @@ def _render_object(node: dict[str, Any], indent: int, commented_out: bool) -> li
             out.append(f"{pad}// {line}")
         if schema_mod.is_object(child):
             out.append(f"{pad}{lead}{json.dumps(key)}: {{")
-            out.extend(_render_object(child, indent + 1, commented_out))
+            out.extend(_render_object(child, indent + 1))
             out.append(f"{pad}{lead}}}{comma}")
         else:
             value = json.dumps(child.get("default"))

@@ -14,7 +14,7 @@ import pytest
 
 from dcp_plugin.cli.config import add_parser
 from dcp_plugin.config import schema as schema_mod
-from dcp_plugin.config.schema import defaults, schema_path
+from dcp_plugin.config.schema import schema_path
 
 
 @pytest.fixture
@@ -49,11 +49,11 @@ def project_file(workdir: Path) -> Path:
 # init
 
 
-def test_init_writes_the_global_file_with_defaults(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_writes_a_global_file_that_sets_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run("init") == 0
     data = json5.loads(global_file(workdir).read_text())
     assert data.pop("$schema").startswith("file://")
-    assert data == defaults()
+    assert data == {}
     assert capsys.readouterr().out == f"wrote {global_file(workdir)}\n"
 
 
@@ -159,7 +159,7 @@ def test_validate_without_files_checks_every_existing_layer(workdir: Path, capsy
     out = capsys.readouterr().out.splitlines()
     assert (
         f"dcp: {project}: turnProtection.turns: error: expected a whole number of at least 1, got 0; "
-        f"using 4 (from {global_file(workdir)})"
+        "using 4 (the default)"
     ) in out
     assert out[-1] == f"1 error, 0 warnings in 1 of 2 files; read {global_file(workdir)}, {project}"
 

@@ -1,4 +1,4 @@
-"""Profiles: one key picks a point on the frontier; a key the user sets wins, one set to its default does not."""
+"""Profiles: one key picks a point on the frontier; a key the user sets wins, whatever its value."""
 
 from __future__ import annotations
 
@@ -29,10 +29,9 @@ def test_a_key_the_user_sets_wins_over_the_profile():
     assert mask({"profile": "aggressive", "strategies": {"maskOldOutputs": {"keepCalls": 7}}}).keep_calls == 7
 
 
-def test_a_key_set_to_its_balanced_default_counts_as_unset():
-    written = DcpConfig().model_dump(mode="json", by_alias=True)  # a file that spells out every default
-    written["profile"] = "aggressive"
-    assert mask(written).trigger == PROFILES["aggressive"]["strategies"]["maskOldOutputs"]["trigger"]
+def test_a_key_set_to_its_balanced_default_wins_over_the_profile():
+    balanced = DcpConfig().strategies.mask_old_outputs.keep_turns
+    assert mask({"profile": "safe", "strategies": {"maskOldOutputs": {"keepTurns": balanced}}}).keep_turns == balanced
 
 
 def test_keys_the_profile_leaves_alone_keep_the_users_values():

@@ -14,7 +14,6 @@ from dcp_plugin.config.loader import LayerResult
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import MAX_FILE_BYTES
 from dcp_plugin.config.problems import SUMMARY_LIMIT, UNUSABLE, Problem, summary
-from dcp_plugin.config.schema import defaults
 from dcp_plugin.config.source import ConfigSource
 from dcp_plugin.config.validate import LEGACY_TEXT
 
@@ -69,11 +68,11 @@ def write(path: Path, text: str) -> None:
 # first run
 
 
-def test_first_run_creates_the_global_file_with_the_defaults(env: Env) -> None:
+def test_first_run_creates_a_global_file_that_sets_nothing(env: Env) -> None:
     assert env.source().get() == DcpConfig()
     data = json5.loads(env.global_file.read_text())
     assert data.pop("$schema") == (env.xdg / "opencode" / "dcp.schema.json").as_uri()
-    assert data == defaults()
+    assert data == {}
     assert env.messages == []
 
 
@@ -294,7 +293,7 @@ def test_legacy_threshold_key_is_ignored_with_one_warning(env: Env) -> None:
 def test_messages_go_to_stderr_without_notify(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
     write(env.project_file, '{"debug": 1}')
     ConfigSource(env.project).get()
-    assert capsys.readouterr().err == f"dcp: {env.project_file}: debug: error: expected true or false, got 1; using false (from {env.global_file})\n"
+    assert capsys.readouterr().err == f"dcp: {env.project_file}: debug: error: expected true or false, got 1; using false (the default)\n"
 
 
 def test_a_failing_notify_falls_back_to_stderr(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
