@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -18,6 +14,7 @@ from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 from dcp_plugin.config import globs
 from dcp_plugin.config.loader import load_layer
 from tests.support.config_host import Host, config_path, project, write
+from tests.support.lines import GLOB_CHARS, lines_run
 
 __all__ = ["project"]  # the fixture
 
@@ -29,27 +26,6 @@ LINES_PER_CHAR = 250
 FIXED_LINES = 20_000
 
 # The characters a bracket pattern is made of, and a few plain ones.
-GLOB_CHARS = "[]!^a*/\\-:?&~|"
-
-
-def lines_run(work: Callable[[], Any]) -> int:
-    """How many Python lines (and calls) ``work`` runs: a measure of its cost that does not depend on the machine."""
-    count = 0
-
-    def trace(_frame: FrameType, _event: str, _arg: Any) -> Any:
-        nonlocal count
-        count += 1
-        return trace
-
-    before = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        work()
-    finally:
-        sys.settrace(before)
-    return count
-
-
 def pattern_work(pattern: str) -> None:
     """All the host does with one pattern: weigh it, check and compile it (uncached); load_layer adds the rest."""
     globs.is_deep(pattern)

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.config_host import GOOD, Host, config_path, project, write
+from tests.support.config_host import GOOD, HALF_SAVED, Host, config_path, project, write
 
 __all__ = ["project"]  # the fixture
 
-HALF_SAVED = {
-    "empty": "",
-    "white space only": " \n\t\r\n",
-    "comments only": "// dcp settings\n/* protections follow */\n",
-}
+
 
 
 @pytest.mark.parametrize("kind", list(HALF_SAVED))

@@ -6,20 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.config_host import GOOD, Host, config_path, project, swap, write
+from tests.support.config_host import BROKEN, GOOD, SWAPPED, Host, config_path, project, swap, write
 
 __all__ = ["project"]  # the fixture
-
-BROKEN: dict[str, bytes] = {
-    "syntax error": b'{"protectedFilePatterns": ["secrets/**"] "cache": {}}',
-    "invalid UTF-8": b'{"protectedFilePatterns": ["secrets/**\xff"]}',
-    "NUL bytes": '{"protectedFilePatterns": []}'.encode("utf-16-le"),
-    "over 1 MiB": b'{"x": "' + b"a" * (1024 * 1024 + 10) + b'"}',
-    "a list at the top": b'["secrets/**"]',
-    "patterns of the wrong type": b'{"protectedFilePatterns": "secrets/**"}',
-    "a bad pattern next to a new one": b'{"protectedFilePatterns": ["keys/**", 7]}',
-}
-SWAPPED = ["dangling symlink", "directory", "fifo", "symlink loop"]
 
 
 @pytest.mark.parametrize("kind", list(BROKEN))

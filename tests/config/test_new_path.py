@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config import globs
 from dcp_plugin.config.globs import PatternSet, compile_spec
-from tests.config.test_brackets import GLOB_CHARS, lines_run
+from tests.support.lines import GLOB_CHARS, lines_run
 
 # Python lines one match of a new path runs, whatever the number of patterns: matched one by one,
 # 1,000 patterns ran about 5 lines each.

@@ -15,9 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.config import remembered
-from tests.config.test_empty_save import HALF_SAVED
-from tests.config.test_last_good import BROKEN, SWAPPED
-from tests.support.config_host import GOOD, Host, config_path, project, remove, swap, write
+from tests.support.config_host import BROKEN, GOOD, HALF_SAVED, SWAPPED, Host, config_path, project, remove, swap, write
 from tests.support.paths import ROOT
 
 __all__ = ["project"]  # the fixture

@@ -14,8 +14,7 @@ import pytest
 
 from dcp_plugin.pipeline.ids import short_id
 from tests.e2e.fake_provider import Text, ToolCall
-from tests.e2e.opencode_harness import results_by_call
-from tests.e2e.test_e2e_bridge import install_plugin
+from tests.e2e.opencode_harness import install_plugin, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -19,8 +19,7 @@ from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER, placeholder_for
 from tests.e2e.fake_provider import Step, Text, ToolCall
-from tests.e2e.opencode_harness import export_ignored_texts, export_tool_parts, results_by_call
-from tests.e2e.test_e2e_bridge import install_plugin
+from tests.e2e.opencode_harness import export_ignored_texts, export_tool_parts, install_plugin, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

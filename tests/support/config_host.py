@@ -84,4 +84,19 @@ def swap(path: Path, kind: str) -> None:
     elif kind == "symlink loop":
         path.symlink_to(path)
 
-
+# Ways a save can leave the file half written, and ways it can be broken or swapped for something else.
+HALF_SAVED = {
+    "empty": "",
+    "white space only": " \n\t\r\n",
+    "comments only": "// dcp settings\n/* protections follow */\n",
+}
+BROKEN: dict[str, bytes] = {
+    "syntax error": b'{"protectedFilePatterns": ["secrets/**"] "cache": {}}',
+    "invalid UTF-8": b'{"protectedFilePatterns": ["secrets/**\xff"]}',
+    "NUL bytes": '{"protectedFilePatterns": []}'.encode("utf-16-le"),
+    "over 1 MiB": b'{"x": "' + b"a" * (1024 * 1024 + 10) + b'"}',
+    "a list at the top": b'["secrets/**"]',
+    "patterns of the wrong type": b'{"protectedFilePatterns": "secrets/**"}',
+    "a bad pattern next to a new one": b'{"protectedFilePatterns": ["keys/**", 7]}',
+}
+SWAPPED = ["dangling symlink", "directory", "fifo", "symlink loop"]
