@@ -238,14 +238,18 @@ def error_before_reset(messages: Sequence[dict[str, Any]]) -> EstimateError:
     """
     pairs: list[tuple[int, int | None]] = []
     previous: int | None = None
-    for request, estimate, reported in session_estimates(messages):
+    partial = 0
+    for request, scored in session_estimates(messages):
+        if scored is None:
+            continue
         turn_start = info_of(messages[request.end - 1]).get("role") == "user"
-        if reported is not None and not turn_start:
-            if previous is not None and reported < RESET_SHARE * previous:
+        if not turn_start:
+            if previous is not None and scored.reported < RESET_SHARE * previous:
                 break
-            previous = reported
-        pairs.append((estimate, reported))
-    return EstimateError.of(pairs)
+            previous = scored.reported
+        pairs.append((scored.estimate, scored.reported))
+        partial += scored.partial
+    return EstimateError.of(pairs, partial=partial)
 
 
 def _load(path: str) -> list[dict[str, Any]]:
