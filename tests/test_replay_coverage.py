@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dcp_plugin.cli.main import main
 from dcp_plugin.cost.prices import DEFAULTS
 from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.replay.coverage import MIN_JUDGED_TOKENS, lacks_cache_writes, measured_reports, session_reports
@@ -186,3 +188,27 @@ def test_the_first_request_after_a_compaction_without_cache_writes_is_left_out(u
     summary = user(4, 400, CONTINUATION_OPENING)
     messages += [summary, step(5, 500, writes_lost(0, OVERHEAD))]
     assert measured(messages)[-1] is None
+
+
+def compacted_session() -> list[dict[str, Any]]:
+    """Three steps, a Claude Code summary, and two more steps whose history carries 3,000 tokens more."""
+    messages = session([500, 500, 500])
+    summary = user(4, 400, CONTINUATION_OPENING)
+    after = OVERHEAD + 3_000 + message_prompt_tokens(summary)
+    return [*messages, summary, step(5, 500, complete(after, OVERHEAD)), step(6, 500, complete(after + 501, after))]
+
+
+def test_the_replay_report_names_the_overhead_after_a_compaction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(compacted_session()))
+    assert main(["replay", str(path), "--directory", str(tmp_path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Prompt overhead outside the messages: {OVERHEAD:,} tokens" in out
+    assert f"after 1 compaction: {OVERHEAD + 3_000:,}" in out
+
+
+def test_the_replay_json_lists_the_overheads_after_compactions(tmp_path: Path) -> None:
+    report = replay(compacted_session(), str(tmp_path))
+    assert report.cost_dict()["prompt_overhead_tokens_after_compactions"] == [OVERHEAD + 3_000]

@@ -101,6 +101,7 @@ class ReplayReport(WithRecovery):
     scheduler: bool = True
     overhead: int = 0
     unscored_reports: int = 0  # provider reports the estimator error leaves out (see coverage.SessionReports)
+    later_overheads: tuple[int, ...] = ()  # the overhead of each history after a compaction, when it taught one
     requests: list[RequestRow] = field(default_factory=list)
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
@@ -143,6 +144,7 @@ class ReplayReport(WithRecovery):
             "pricing": self.pricing,
             "scheduler": self.scheduler,
             "prompt_overhead_tokens": self.overhead,
+            "prompt_overhead_tokens_after_compactions": list(self.later_overheads),
             "cost_without_plugin": round(c.cost_without, 1),
             "cost_with_plugin": round(c.cost_with, 1),
             "net_saved": round(c.saved, 1),
@@ -366,6 +368,7 @@ def _replay_once(
         scheduler=effective.cache.scheduler,
         overhead=reports.overheads.first,
         unscored_reports=reports.unscored,
+        later_overheads=tuple(v for start, v in sorted(reports.overheads.to_dict().items())[1:]),
         costs=accountant.totals,
         anchors=walk.anchors.totals,
         recovery=walk.recovery,
