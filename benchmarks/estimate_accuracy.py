@@ -40,6 +40,7 @@ from dcp_plugin.model.messages import info_of
 from dcp_plugin.model.tokens import estimate_content_tokens, message_prompt_tokens, reported_usage
 from dcp_plugin.replay.coverage import measured_reports, session_reports
 from dcp_plugin.replay.engine import implied_requests, session_estimate_error, session_estimates
+from dcp_plugin.replay.engine import session_reports as engine_reports
 from dcp_plugin.replay.estimate_error import DEFINITION, EstimateError
 
 GENERATED_SESSIONS = 24
@@ -318,8 +319,9 @@ def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[
             "replay_estimate_error_after_compaction": after_compaction.to_dict(),
             "reports_left_out": reasons,
             "per_file": [
-                {"path": p, "errors": _summarize([e]), "replay_estimate_error": r.to_dict()}
-                for p, e, r in zip(paths, per_file, replay_errors, strict=True)
+                {"path": p, "errors": _summarize([e]), "replay_estimate_error": r.to_dict(),
+                 "prompt_overheads": list(engine_reports(messages).overheads.to_dict().values())}
+                for p, e, r, messages in zip(paths, per_file, replay_errors, sessions, strict=True)
             ],
         },
         "replay_estimate_error_definition": DEFINITION,
@@ -348,6 +350,12 @@ def _print_table(result: dict[str, Any]) -> None:
             print(f"  {name:<44}{cells[0]:>8}{cells[1]:>9}{e['requests_with_reported_usage']:>7}")
         scored = recorded["replay_estimate_error"]
         reasons = recorded["reports_left_out"]
+        overheads = [f["prompt_overheads"] for f in recorded["per_file"] if f["prompt_overheads"]]
+        if overheads:
+            first = sorted(o[0] for o in overheads)
+            later = sorted(b - o[0] for o in overheads for b in o[1:])
+            print(f"  (prompt overhead at a session's start: {first[0]:,}-{first[-1]:,} tokens"
+                  + (f"; after a compaction {later[0]:,}-{later[-1]:,} more" if later else "") + ")")
         print(f"  ({scored['without_cache_writes']:,} of the scored reports recorded no cache write; left out: "
               f"{reasons['taught_an_overhead']:,} that taught their history's overhead, "
               f"{reasons['counted_no_message_or_missed_the_cache']:,} that counted no message or missed the cache)")
