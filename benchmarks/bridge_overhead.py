@@ -29,8 +29,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dcp_plugin.bridge.client import BridgeClient
-from dcp_plugin.bridge.server import BridgeServer
+from dcp_plugin.adapters.bridge.client import BridgeClient
+from dcp_plugin.adapters.bridge.server import BridgeServer
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
@@ -80,7 +80,7 @@ def isolated_env(home: Path) -> dict[str, str]:
 
 
 def over_pipes(messages: list[dict[str, Any]], size: int, warm: int, home: Path) -> dict[str, Any]:
-    """Cold and warm round trips through a real `python -m dcp_plugin.bridge` child."""
+    """Cold and warm round trips through a real `python -m dcp_plugin.adapters.bridge` child."""
     with BridgeClient(env=isolated_env(home), cwd=str(home), stderr=None) as client:
         client.request("startup", context={"directory": DEFAULT_DIRECTORY, "worktree": DEFAULT_DIRECTORY, "projectID": "bench"})
         pings = []

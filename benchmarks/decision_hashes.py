@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.equivalence import decision_map, from_scratch
 from benchmarks.harness import working_copy
-from dcp_plugin.bridge.wire import to_wire
+from dcp_plugin.adapters.bridge.wire import to_wire
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.engine import plugin_host, request_points
 from dcp_plugin.replay.sessionfile import load_session

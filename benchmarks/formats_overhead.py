@@ -32,7 +32,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dcp_plugin.formats import FORMATS, Pruner
+from dcp_plugin.adapters.formats import FORMATS, Pruner
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 

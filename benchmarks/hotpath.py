@@ -19,12 +19,12 @@ from benchmarks.sessions import BenchSession
 from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.checkpoints import FOLDER, code_fingerprint
-from dcp_plugin.host.store import Store
 from dcp_plugin.model.tokens import estimate_message_tokens
 from dcp_plugin.pipeline.patches import apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.replay.engine import undo_patches
+from dcp_plugin.store import Store
 
 Progress = Callable[[str], None]
 

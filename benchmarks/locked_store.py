@@ -24,10 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dcp_plugin.adapters.pluggy_host import DcpPlugin
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime, StaticConfig
-from dcp_plugin.host.store import Store
+from dcp_plugin.store import Store
 
 TARGET_MS = 1000.0
 SESSION = "ses_locked"

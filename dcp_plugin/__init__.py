@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from dcp_plugin.host.hostspec import PROJECT_NAME, hookimpl, hookspec
 
 if TYPE_CHECKING:
-    from dcp_plugin.host.plugin import DcpPlugin
+    from dcp_plugin.adapters.pluggy_host import DcpPlugin
     from dcp_plugin.host.runtime import Outgoing, Runtime
 
 __version__ = "0.1.0"
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 __all__ = ["PROJECT_NAME", "DcpPlugin", "Outgoing", "Runtime", "__version__", "hookimpl", "hookspec"]
 
 _LAZY = {
-    "DcpPlugin": "dcp_plugin.host.plugin",
+    "DcpPlugin": "dcp_plugin.adapters.pluggy_host",
     "Runtime": "dcp_plugin.host.runtime",
     "Outgoing": "dcp_plugin.host.runtime",
 }

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats import Pruner
+from dcp_plugin.adapters.formats import Pruner
 
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com").rstrip("/")
 MODEL = os.environ.get("DCP_EXAMPLE_MODEL", "claude-sonnet-4-5")

@@ -24,8 +24,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from dcp_plugin.formats import Pruner
-from dcp_plugin.formats.langchain_middleware import DcpMiddleware
+from dcp_plugin.adapters.formats import Pruner
+from dcp_plugin.adapters.formats.langchain_middleware import DcpMiddleware
 
 THREAD_ID = "example-thread"
 

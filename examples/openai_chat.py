@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats import Pruner
+from dcp_plugin.adapters.formats import Pruner
 
 BASE_URL = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
 MODEL = os.environ.get("DCP_EXAMPLE_MODEL", "gpt-4.1")

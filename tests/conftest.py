@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from helpers import PROJECT, hook_transform, make_config  # noqa: E402
-
-from dcp_plugin.config.model import DcpConfig  # noqa: E402
-from dcp_plugin.host.runtime import Runtime, StaticConfig  # noqa: E402
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host.runtime import Runtime, StaticConfig
+from tests.support.helpers import PROJECT, hook_transform, make_config
 
 
 @pytest.fixture(autouse=True)

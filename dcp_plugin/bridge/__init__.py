@@ -1,10 +1,10 @@
-"""The OpenCode bridge: a stdio JSON-lines server for the Python plugin and the JS shim that talks to it."""
+"""The OpenCode bridge's import path of earlier versions (now ``dcp_plugin.adapters.bridge``), kept for what is installed.
 
-from __future__ import annotations
+A `dcp.js` written by an earlier `dcp opencode install` loads ``bridge/shim/plugin.mjs`` from this
+folder and may start ``python -m dcp_plugin.bridge``: both lead to the bridge where it lives now,
+so an upgrade does not turn pruning off until the user reinstalls the shim.
+"""
 
-from pathlib import Path
+from dcp_plugin.adapters.bridge import SHIM_DIR, SHIM_PATH
 
-# The JS side, shipped inside the package so that `pip install` brings it along: the entry module
-# OpenCode loads, and the folder of ES modules it imports.
-SHIM_PATH = Path(__file__).resolve().parent / "dcp_bridge.mjs"
-SHIM_DIR = SHIM_PATH.parent / "shim"
+__all__ = ["SHIM_DIR", "SHIM_PATH"]

@@ -1,10 +1,10 @@
-"""`python -m dcp_plugin.bridge`: run the bridge server on stdin/stdout (the JS shim starts it)."""
+"""``python -m dcp_plugin.bridge``, as earlier shims start it: the bridge server of ``dcp_plugin.adapters.bridge``."""
 
 from __future__ import annotations
 
 import sys
 
-from dcp_plugin.bridge.server import main
+from dcp_plugin.adapters.bridge.server import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.bridge import install as inst
+from dcp_plugin.adapters.bridge import install as inst
 from dcp_plugin.cli.groups import add_group
 from dcp_plugin.cli.replay import PRICING_CHOICES
 from dcp_plugin.config.discovery import opencode_config_dirs, project_root, same_file
@@ -118,7 +118,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run_bridge(args: argparse.Namespace) -> int:
-    from dcp_plugin.bridge.server import main
+    from dcp_plugin.adapters.bridge.server import main
 
     return main()
 
@@ -163,7 +163,7 @@ def _install(args: argparse.Namespace) -> int:
         "unchanged": "The dcp plugin for OpenCode is already installed and up to date",
     }[outcome.action]
     print(f"{done}: {outcome.path}")
-    print(f"It starts the bridge with: {python} -m dcp_plugin.bridge")
+    print(f"It starts the bridge with: {python} -m dcp_plugin.adapters.bridge")
     print("The plugin registers the /dcp command itself (unless you defined your own).")
     if problem:
         print(f"dcp: warning: {problem}; pruning stays off until it can (installed anyway: --force).", file=sys.stderr)
@@ -223,9 +223,9 @@ def _context(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.recorded import RecordedStore, configured_window, recorded_window
     from dcp_plugin.cli.replay import session_config
     from dcp_plugin.cli.report import context_of_messages, show_breakdown
-    from dcp_plugin.host.store import default_path
     from dcp_plugin.model.refs import latest_model
     from dcp_plugin.replay.file_error import SessionFileError
+    from dcp_plugin.store import default_path
 
     here = Path.cwd()
     try:
@@ -262,8 +262,8 @@ def _report(args: argparse.Namespace) -> int:
     from dcp_plugin.cli.recorded import RecordedStore
     from dcp_plugin.cli.replay import session_config
     from dcp_plugin.cli.terminal import ReplayProgress
-    from dcp_plugin.host.store import default_path
     from dcp_plugin.replay.file_error import SessionFileError
+    from dcp_plugin.store import default_path
 
     here = Path.cwd()
     try:

@@ -9,7 +9,7 @@ from typing import Any
 
 import json5
 
-from dcp_plugin.host.store import NotAStore, SessionBatch, Stats, StoredSession, read_session, read_stats
+from dcp_plugin.store import NotAStore, SessionBatch, Stats, StoredSession, read_session, read_stats
 
 # Where OpenCode reads its config, in the order later files override earlier ones.
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")

@@ -25,11 +25,11 @@ from dcp_plugin.commands.context import (
 from dcp_plugin.commands.stats import STRATEGIES, net_line
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.prune_notice import plural
-from dcp_plugin.host.store import NotAStore, Stats, Store, default_path, read_stats
 from dcp_plugin.model.messages import session_id_of
 from dcp_plugin.model.refs import ModelRef, latest_model
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import load_session
+from dcp_plugin.store import NotAStore, Stats, Store, default_path, read_stats
 
 BAR_WIDTH = 16
 

@@ -12,7 +12,6 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands.stats import net_line
 from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.host.prune_notice import plural
-from dcp_plugin.host.store import Stats
 from dcp_plugin.model.messages import call_id_of, info_of, parts_of
 from dcp_plugin.model.tokens import (
     DEFAULT_IMAGE_TOKENS,
@@ -24,6 +23,7 @@ from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
+from dcp_plugin.store import Stats
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 BAR_WIDTH = 20

@@ -13,9 +13,9 @@ from typing import Any
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
 from dcp_plugin.host.runtime import Runtime, SessionView
-from dcp_plugin.host.store import Stats
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.printable import escape_reply
+from dcp_plugin.store import Stats
 
 log = logging.getLogger("dcp_plugin")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.cost.requests import net_sentence
 from dcp_plugin.host.prune_notice import plural
-from dcp_plugin.host.store import Stats
 from dcp_plugin.model.tokens import RATIOS_NOTE
 from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.store import Stats
 
 STRATEGIES: tuple[str, ...] = ALL_REASONS
 

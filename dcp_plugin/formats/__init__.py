@@ -1,10 +1,5 @@
-"""Provider message formats (OpenAI Chat, OpenAI Responses, Anthropic, LangChain) over the one pipeline.
+"""The provider formats' import path of earlier versions (now ``dcp_plugin.adapters.formats``), kept for hosts' code."""
 
-``Pruner`` is what a host uses; ``Kind`` names what every item of context is.
-"""
-
-from dcp_plugin.formats.adapter import FORMATS, Adapter
-from dcp_plugin.formats.kinds import Kind, Typed
-from dcp_plugin.formats.pruner import MediaRemoved, Pruner
+from dcp_plugin.adapters.formats import FORMATS, Adapter, Kind, MediaRemoved, Pruner, Typed
 
 __all__ = ["FORMATS", "Adapter", "Kind", "MediaRemoved", "Pruner", "Typed"]

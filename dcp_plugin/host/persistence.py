@@ -10,10 +10,10 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dcp_plugin.host import store as store_mod
-from dcp_plugin.host.store import BUSY_TIMEOUT_MS, REQUEST_WAIT_MS
+from dcp_plugin import store as store_mod
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
+from dcp_plugin.store import BUSY_TIMEOUT_MS, REQUEST_WAIT_MS
 
 log = logging.getLogger("dcp_plugin")
 

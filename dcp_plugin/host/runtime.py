@@ -1,7 +1,7 @@
 """The plugin's runtime: every session of one host process, and the one per-request API all façades use.
 
 It takes and returns plain values and knows no hook shapes: the façades (the pluggy hooks in
-:mod:`~dcp_plugin.host.plugin`, the bridge server, the provider adapters, the ``/dcp`` commands in
+:mod:`~dcp_plugin.adapters.pluggy_host`, the bridge server, the provider adapters, the ``/dcp`` commands in
 :mod:`~dcp_plugin.commands.dispatch`, replay) convert what their host hands them and call only the
 public methods here:
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from dcp_plugin import store as store_mod
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import tip_text
@@ -39,7 +40,6 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.overhead import PluginText, plugin_text
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.requests import net_sentence
-from dcp_plugin.host import store as store_mod
 from dcp_plugin.host.checkpoints import EVERY_MESSAGES, FOLDER, Checkpoints, fingerprint, snapshot_of, state_key
 from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru

@@ -10,10 +10,10 @@ from typing import Any
 
 import pluggy
 
+from dcp_plugin.adapters.pluggy_host import DcpPlugin
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.host import hostspec
-from dcp_plugin.host.plugin import DcpPlugin
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
 from dcp_plugin.model.messages import locate, session_id_of

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-# The helpers live beside this file; make them importable whatever pytest's import mode is.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fake_provider import FakeProvider, Step, standard_script  # noqa: E402
-from opencode_harness import OpencodeProject, OpencodeUnavailable, find_opencode  # noqa: E402
+from tests.e2e.fake_provider import FakeProvider, Step, standard_script
+from tests.e2e.opencode_harness import OpencodeProject, OpencodeUnavailable, find_opencode
 
 
 @pytest.fixture(scope="session")

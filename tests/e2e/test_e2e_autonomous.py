@@ -22,10 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import Step, Text, ToolCall, whole_prompt_tokens
-from opencode_harness import MODEL_ID, PROVIDER_ID, RunResult, install_plugin, results_by_call, tool_call_arguments
 
 from dcp_plugin.config.model import DcpConfig
+from tests.e2e.fake_provider import Step, Text, ToolCall, whole_prompt_tokens
+from tests.e2e.opencode_harness import (
+    MODEL_ID,
+    PROVIDER_ID,
+    RunResult,
+    install_plugin,
+    results_by_call,
+    tool_call_arguments,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fake_provider import TITLE_REPLY
-from opencode_harness import (
+
+from tests.e2e.fake_provider import TITLE_REPLY
+from tests.e2e.opencode_harness import (
     HELLO_TEXT,
     export_tool_parts,
     results_by_call,

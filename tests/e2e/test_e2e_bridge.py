@@ -1,4 +1,4 @@
-"""The real pipeline: OpenCode -> JS shim -> `python -m dcp_plugin.bridge` -> placeholders at the provider.
+"""The real pipeline: OpenCode -> JS shim -> `python -m dcp_plugin.adapters.bridge` -> placeholders at the provider.
 
 One scripted session, run twice with the plugin installed by `dcp opencode install` (the second run
 adds a user turn, so the failed call is old enough for purgeErrors with `turns: 1`), and the same
@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import Step, Text, ToolCall
-from opencode_harness import (
-    export_ignored_texts,
-    export_tool_parts,
-    install_plugin,
-    results_by_call,
-    tool_call_arguments,
-)
 
 from dcp_plugin.pipeline.placeholders import (
     DUPLICATE_PLACEHOLDER,
     FAILED_INPUT_PLACEHOLDER,
     SUPERSEDED_PLACEHOLDER,
     placeholder_for,
+)
+from tests.e2e.fake_provider import Step, Text, ToolCall
+from tests.e2e.opencode_harness import (
+    export_ignored_texts,
+    export_tool_parts,
+    install_plugin,
+    results_by_call,
+    tool_call_arguments,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

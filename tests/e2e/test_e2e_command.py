@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from opencode_harness import export_ignored_texts
+
+from tests.e2e.opencode_harness import export_ignored_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

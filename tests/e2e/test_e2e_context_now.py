@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import Text, ToolCall, whole_prompt_tokens
-from opencode_harness import MODEL_ID, PROVIDER_ID, export_ignored_texts, install_plugin, tool_results
+
+from tests.e2e.fake_provider import Text, ToolCall, whole_prompt_tokens
+from tests.e2e.opencode_harness import MODEL_ID, PROVIDER_ID, export_ignored_texts, install_plugin, tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

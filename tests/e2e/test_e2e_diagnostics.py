@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import Text, ToolCall
-from opencode_harness import export_tool_parts, install_plugin, results_by_call
 
 from dcp_plugin.pipeline.placeholders import placeholder_for
 from dcp_plugin.pipeline.strategies.stale_diagnostics import placeholder
+from tests.e2e.fake_provider import Text, ToolCall
+from tests.e2e.opencode_harness import export_tool_parts, install_plugin, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

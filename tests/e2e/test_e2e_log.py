@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opencode_harness import install_plugin
+
+from tests.e2e.opencode_harness import install_plugin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -22,7 +23,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 @pytest.fixture(scope="module")
 def logged(module_scenario_factory) -> dict[str, Any]:
-    from fake_provider import ToolCall, standard_script
+    from tests.e2e.fake_provider import ToolCall, standard_script
 
     # The plugin's log lines reach OpenCode's log through its own HTTP API without waiting: a run that
     # ends a moment after the prune can exit before that line is written. A short pause before the

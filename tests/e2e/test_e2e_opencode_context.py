@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 import pytest
-from opencode_harness import REPO_ROOT
+
+from tests.e2e.opencode_harness import REPO_ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -103,7 +104,7 @@ def test_report_writes_the_html_page_of_a_real_session(two_sessions):
 @pytest.fixture(scope="module")
 def large_session(module_scenario_factory) -> dict[str, Any]:
     """A session whose export is about 400 KB (eight reads of a large file, then an answer), read ten times."""
-    from fake_provider import Text, ToolCall
+    from tests.e2e.fake_provider import Text, ToolCall
 
     sc = module_scenario_factory("opencode-context-large", [])
     path = sc.opencode.project / "big.txt"

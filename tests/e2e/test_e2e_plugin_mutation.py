@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from opencode_harness import export_tool_parts, results_by_call
+
+from tests.e2e.opencode_harness import export_tool_parts, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 import pytest
-from fake_provider import Text, ToolCall
-from opencode_harness import results_by_call
-from test_e2e_bridge import install_plugin
 
 from dcp_plugin.pipeline.ids import short_id
+from tests.e2e.fake_provider import Text, ToolCall
+from tests.e2e.opencode_harness import results_by_call
+from tests.e2e.test_e2e_bridge import install_plugin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

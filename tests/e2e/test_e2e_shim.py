@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
-from dcp_plugin.bridge.install import render_shim
+from dcp_plugin.adapters.bridge.install import render_shim
+from tests.e2e.opencode_harness import REPO_ROOT, export_ignored_texts, export_tool_parts, results_by_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# The installed entry: it imports the shim's modules from this checkout's dcp_plugin/bridge/shim/.
+# The installed entry: it imports the shim's modules from this checkout's dcp_plugin/adapters/bridge/shim/.
 SHIM_TEXT = render_shim(sys.executable)
 STUB = REPO_ROOT / "tests" / "js" / "stub_bridge.mjs"
 HELLO_MARK = "SECRET-CONTENT-1234"

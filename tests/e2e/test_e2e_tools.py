@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import Step, Text, ToolCall
-from opencode_harness import export_ignored_texts, export_tool_parts, results_by_call
-from test_e2e_bridge import install_plugin
 
 from dcp_plugin.pipeline.ids import short_id
 from dcp_plugin.pipeline.modeltools.texts import LIST_HEAD
 from dcp_plugin.pipeline.placeholders import DISCARDED_PLACEHOLDERS, SUMMARY_HEADER, placeholder_for
+from tests.e2e.fake_provider import Step, Text, ToolCall
+from tests.e2e.opencode_harness import export_ignored_texts, export_tool_parts, results_by_call
+from tests.e2e.test_e2e_bridge import install_plugin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -9,7 +9,7 @@
 // `node --expose-gc` so that the host's garbage is not counted as the shim's.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import Plugin from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+import Plugin from "../../dcp_plugin/adapters/bridge/dcp_bridge.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);

@@ -90,7 +90,7 @@ class NodeTestFile(pytest.File):
         mine = [item.name for item in self.session.items if item.parent is self]
         every = test_names(self.path)
         patterns = [] if sorted(mine) == sorted(every) else [f"--test-name-pattern={_pattern(n)}" for n in mine]
-        # real_bridge.test.mjs runs `python -m dcp_plugin.bridge` with this interpreter (this checkout's code).
+        # real_bridge.test.mjs runs `python -m dcp_plugin.adapters.bridge` with this interpreter (this checkout's code).
         env = {**os.environ, "DCP_TEST_PYTHON": sys.executable}
         with tempfile.TemporaryDirectory(prefix="dcp-node-") as tmp:
             report = Path(tmp) / "junit.xml"

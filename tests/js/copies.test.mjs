@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 
 import { SID, STUB, conversation, fakeClient, makePlugin, tmpDir, transform, waitFor } from "./helpers.mjs";
 
-const SHIM = path.resolve(path.dirname(STUB), "../../dcp_plugin/bridge/dcp_bridge.mjs");
+const SHIM = path.resolve(path.dirname(STUB), "../../dcp_plugin/adapters/bridge/dcp_bridge.mjs");
 // A child that fails the way a Python without dcp_plugin does.
 const NO_MODULE = [process.execPath, "-e", "console.error(\"ModuleNotFoundError: No module named 'dcp_plugin'\"); process.exit(1)"];
 

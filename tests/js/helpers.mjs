@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import Plugin from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+import Plugin from "../../dcp_plugin/adapters/bridge/dcp_bridge.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const STUB = path.join(here, "stub_bridge.mjs");

@@ -1,4 +1,4 @@
-// real_bridge.test.mjs: the shim against the real `python -m dcp_plugin.bridge` (no OpenCode), so
+// real_bridge.test.mjs: the shim against the real `python -m dcp_plugin.adapters.bridge` (no OpenCode), so
 // drift between the two ends of the protocol shows even when the OpenCode e2e tests skip.
 // The interpreter comes from DCP_TEST_PYTHON (tests/js/conftest.py sets it to the one running
 // pytest); without it, `python3` is tried and the tests skip if it cannot run the bridge. Either
@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { SID, fakeClient, tmpDir, transform } from "./helpers.mjs";
-import Plugin from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+import Plugin from "../../dcp_plugin/adapters/bridge/dcp_bridge.mjs";
 
 const PYTHON = process.env.DCP_TEST_PYTHON || "python3";
 const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -210,7 +210,7 @@ function pythonOutputs(project, lists) {
   const code = [
     "import copy, json, sys",
     "from dcp_plugin.config.model import DcpConfig",
-    "from dcp_plugin.host.plugin import DcpPlugin",
+    "from dcp_plugin.adapters.pluggy_host import DcpPlugin",
     "from dcp_plugin.host.runtime import Runtime",
     "lists = json.load(sys.stdin)",
     "runtime = Runtime(sys.argv[1], DcpConfig.model_validate({'cache': {'scheduler': False}}))",

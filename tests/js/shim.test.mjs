@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import * as shimModule from "../../dcp_plugin/bridge/dcp_bridge.mjs";
+import * as shimModule from "../../dcp_plugin/adapters/bridge/dcp_bridge.mjs";
 import { SID, STUB, conversation, fakeClient, makePlugin, tmpDir, transform, waitFor } from "./helpers.mjs";
 
 const Plugin = shimModule.default;
@@ -401,7 +401,7 @@ test("DCP_PYTHON picks the interpreter of the default command", async (t) => {
     delete process.env.DCP_PYTHON;
   }
   t.after(() => hooks.__dcpBridge.stop());
-  assert.deepEqual(hooks.__dcpBridge.settings.command, ["/opt/py/bin/python3.12", "-m", "dcp_plugin.bridge"]);
+  assert.deepEqual(hooks.__dcpBridge.settings.command, ["/opt/py/bin/python3.12", "-m", "dcp_plugin.adapters.bridge"]);
 });
 
 test("stopping a bridge whose spawn failed signals no other process", async (t) => {

@@ -1,4 +1,4 @@
-// stub_bridge.mjs: a stand-in for `python -m dcp_plugin.bridge` that speaks the shim's protocol.
+// stub_bridge.mjs: a stand-in for `python -m dcp_plugin.adapters.bridge` that speaks the shim's protocol.
 //
 // It keeps each session's messages exactly as the protocol describes (known[:base] + messages,
 // checked against the fingerprint) and prunes every completed tool output containing the marker

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats.adapter import ANTHROPIC
+from dcp_plugin.adapters.formats.adapter import ANTHROPIC
 from dcp_plugin.replay.importers.records import Record, anthropic_tokens, fill_turn_models, millis
 
 LINK_KEYS = ("sessionId", "uuid", "parentUuid", "leafUuid", "messageId")

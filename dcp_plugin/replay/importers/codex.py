@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dcp_plugin.formats.adapter import OPENAI_RESPONSES
+from dcp_plugin.adapters.formats.adapter import OPENAI_RESPONSES
 from dcp_plugin.replay.importers.records import Record, fill_turn_models, millis, openai_tokens
 
 ENVELOPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dcp_plugin.formats import anthropic, openai_chat, openai_responses
-from dcp_plugin.formats.adapter import FORMATS, with_system
-from dcp_plugin.formats.items import as_dict
+from dcp_plugin.adapters.formats import anthropic, openai_chat, openai_responses
+from dcp_plugin.adapters.formats.adapter import FORMATS, with_system
+from dcp_plugin.adapters.formats.items import as_dict
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.importers.records import fill_turn_models
 

@@ -1,0 +1,1 @@
+"""The hosts' doors: the pluggy adapter, the OpenCode bridge and the provider formats, all above the commands."""

@@ -1,0 +1,1 @@
+"""What the tests share: message builders, hosts, reference decisions, servers, and the project's paths."""
