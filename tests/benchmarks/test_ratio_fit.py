@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks import ratio_fit
+from tests.support.paths import ROOT
 
 
 def message(n: int, role: str, parts: list[dict[str, Any]], prompt: int | None = None) -> dict[str, Any]:
@@ -46,8 +47,8 @@ def test_fixed_ratios_that_match_the_reports_fit_as_multipliers_of_one(tmp_path:
     assert ratio_fit.run([str(path)])["kinds"]["tool outputs"]["multiplier"] == pytest.approx(1.0, abs=0.01)
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-CORPUS = sorted((Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev").glob("*.json"))
+README = ROOT / "README.md"
+CORPUS = sorted((ROOT.parent / "shared" / "corpus" / "dev").glob("*.json"))
 
 
 @pytest.mark.skipif(not CORPUS, reason="the development corpus is not next to the project")
