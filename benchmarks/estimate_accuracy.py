@@ -37,8 +37,10 @@ from typing import Any
 
 from dcp_plugin.budget.calibration import Calibrator, EstimatorState, advance, predict
 from dcp_plugin.model.messages import info_of
-from dcp_plugin.model.tokens import estimate_content_tokens, reported_usage
-from dcp_plugin.replay.engine import session_estimate_error, session_estimates
+from dcp_plugin.model.tokens import estimate_content_tokens, message_prompt_tokens, reported_usage
+from dcp_plugin.replay.coverage import measured_reports, session_reports
+from dcp_plugin.replay.engine import implied_requests, session_estimate_error, session_estimates
+from dcp_plugin.replay.engine import session_reports as engine_reports
 from dcp_plugin.replay.estimate_error import DEFINITION, EstimateError
 
 GENERATED_SESSIONS = 24
@@ -238,14 +240,39 @@ def error_before_reset(messages: Sequence[dict[str, Any]]) -> EstimateError:
     """
     pairs: list[tuple[int, int | None]] = []
     previous: int | None = None
-    for request, estimate, reported in session_estimates(messages):
+    partial = 0
+    for request, scored in session_estimates(messages):
+        if scored is None:
+            continue
         turn_start = info_of(messages[request.end - 1]).get("role") == "user"
-        if reported is not None and not turn_start:
-            if previous is not None and reported < RESET_SHARE * previous:
+        if not turn_start:
+            if previous is not None and scored.reported < RESET_SHARE * previous:
                 break
-            previous = reported
-        pairs.append((estimate, reported))
-    return EstimateError.of(pairs)
+            previous = scored.reported
+        pairs.append((scored.estimate, scored.reported))
+        partial += scored.partial
+    return EstimateError.of(pairs, partial=partial)
+
+
+def error_after_compaction(messages: Sequence[dict[str, Any]]) -> EstimateError:
+    """The replay's estimator error over the requests that sent a compacted history (one not from message 0)."""
+    scored = [s for request, s in session_estimates(messages) if s is not None and request.begin > 0]
+    return EstimateError.of(((s.estimate, s.reported) for s in scored), partial=sum(s.partial for s in scored))
+
+
+def left_out(messages: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Why reports were not scored: the overhead of their history came from them, or they measure nothing estimated."""
+    requests = list(implied_requests(messages))
+    tokens = [message_prompt_tokens(m) for m in messages]
+    measured = measured_reports(messages, requests, tokens)
+    scored = session_reports(messages, requests, tokens).scored
+    return {
+        "taught_an_overhead": sum(1 for m, s in zip(measured, scored, strict=True) if m is not None and s is None),
+        "counted_no_message_or_missed_the_cache": sum(
+            1 for r, m in zip(requests, measured, strict=True)
+            if m is None and r.end < len(messages) and reported_usage(messages[r.end]) is not None
+        ),
+    }
 
 
 def _load(path: str) -> list[dict[str, Any]]:
@@ -269,10 +296,14 @@ def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[
     sessions = [_load(path) for path in paths]
     per_file = [score_session(messages) for messages in sessions]
     replay_errors = [session_estimate_error(messages) for messages in sessions]
-    replay_total = before_reset = EstimateError()
+    replay_total = before_reset = after_compaction = EstimateError()
+    reasons = {"taught_an_overhead": 0, "counted_no_message_or_missed_the_cache": 0}
     for messages, error in zip(sessions, replay_errors, strict=True):
         replay_total = replay_total.plus(error)
         before_reset = before_reset.plus(error_before_reset(messages))
+        after_compaction = after_compaction.plus(error_after_compaction(messages))
+        for reason, count in left_out(messages).items():
+            reasons[reason] += count
     # Every third session comes from a provider that drops earlier thinking.
     generated = [
         score_session(generate_session(GENERATED_SEED + i, keeps_reasoning=i % 3 != 2))
@@ -285,9 +316,12 @@ def run(paths: list[str], generated_sessions: int = GENERATED_SESSIONS) -> dict[
             "errors": _summarize(per_file),
             "replay_estimate_error": replay_total.to_dict(),
             "replay_estimate_error_before_reset": before_reset.to_dict(),
+            "replay_estimate_error_after_compaction": after_compaction.to_dict(),
+            "reports_left_out": reasons,
             "per_file": [
-                {"path": p, "errors": _summarize([e]), "replay_estimate_error": r.to_dict()}
-                for p, e, r in zip(paths, per_file, replay_errors, strict=True)
+                {"path": p, "errors": _summarize([e]), "replay_estimate_error": r.to_dict(),
+                 "prompt_overheads": list(engine_reports(messages).overheads.to_dict().values())}
+                for p, e, r, messages in zip(paths, per_file, replay_errors, sessions, strict=True)
             ],
         },
         "replay_estimate_error_definition": DEFINITION,
@@ -308,10 +342,23 @@ def _print_table(result: dict[str, Any]) -> None:
         block(f"recorded ({recorded['files']} files)", recorded["errors"])
         print("replay's estimator error per request (median / p90 %, requests with reported usage)")
         rows = [(Path(f["path"]).name, f["replay_estimate_error"]) for f in recorded["per_file"]]
-        totals = [("total", recorded["replay_estimate_error"]), ("before a history reset", recorded["replay_estimate_error_before_reset"])]
+        totals = [("total", recorded["replay_estimate_error"]),
+                  ("before a history reset", recorded["replay_estimate_error_before_reset"]),
+                  ("after a compaction", recorded["replay_estimate_error_after_compaction"])]
         for name, e in [*rows, *totals]:
             cells = ["-" if e[k] is None else f"{e[k]:.1f}" for k in ("median_percent", "p90_percent")]
             print(f"  {name:<44}{cells[0]:>8}{cells[1]:>9}{e['requests_with_reported_usage']:>7}")
+        scored = recorded["replay_estimate_error"]
+        reasons = recorded["reports_left_out"]
+        overheads = [f["prompt_overheads"] for f in recorded["per_file"] if f["prompt_overheads"]]
+        if overheads:
+            first = sorted(o[0] for o in overheads)
+            later = sorted(b - o[0] for o in overheads for b in o[1:])
+            print(f"  (prompt overhead at a session's start: {first[0]:,}-{first[-1]:,} tokens"
+                  + (f"; after a compaction {later[0]:,}-{later[-1]:,} more" if later else "") + ")")
+        print(f"  ({scored['without_cache_writes']:,} of the scored reports recorded no cache write; left out: "
+              f"{reasons['taught_an_overhead']:,} that taught their history's overhead, "
+              f"{reasons['counted_no_message_or_missed_the_cache']:,} that counted no message or missed the cache)")
         print(f"  ({DEFINITION})")
 
 

@@ -206,7 +206,7 @@ def print_report(report: ReplayReport, title: str, rows: int, wide: bool = False
         f"Cache: {plural(cost['cold_requests'], 'cold request')}; the plugin's placeholders changed an already-sent "
         f"part in {plural(cost['prefix_breaks_by_plugin'], 'request')} ({cost['tokens_rewritten_by_plugin']:,} tokens processed "
         f"again: rewrites). Prompt overhead outside the messages: {cost['prompt_overhead_tokens']:,} tokens "
-        f"({GLOSSARY['prompt overhead']}).",
+        f"({GLOSSARY['prompt overhead']}){_after_compactions(cost['prompt_overhead_tokens_after_compactions'])}.",
         highlight=False,
     )
     out.print(
@@ -214,6 +214,14 @@ def print_report(report: ReplayReport, title: str, rows: int, wide: bool = False
         f"max {timing['max_ms']:.2f} ms.",
         highlight=False,
     )
+
+
+def _after_compactions(overheads: list[int]) -> str:
+    """The overheads of the histories sent after compactions, as a clause (empty when none taught one)."""
+    if not overheads:
+        return ""
+    shown = ", ".join(f"{tokens:,}" for tokens in overheads)
+    return f"; after {plural(len(overheads), 'compaction')}: {shown} (the host sends more beside a summary)"
 
 
 def per_request_table(report: ReplayReport, rows: int, wide: bool) -> Table:

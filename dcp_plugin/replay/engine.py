@@ -16,13 +16,15 @@ from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.host import hostspec
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.host.tracing import trace_hooks
-from dcp_plugin.model.messages import info_of, locate, session_id_of
+from dcp_plugin.model.messages import locate, session_id_of
 from dcp_plugin.model.refs import ModelRef
-from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage
+from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.pipeline.modeltools import NAMES as TOOL_NAMES
 from dcp_plugin.pipeline.patches import Patches
 from dcp_plugin.pipeline.strategies import ALL_REASONS
+from dcp_plugin.replay import coverage
 from dcp_plugin.replay.anchors import AnchorTotals
+from dcp_plugin.replay.coverage import Scored, SessionReports
 from dcp_plugin.replay.estimate_error import EstimateError
 from dcp_plugin.replay.pricing import CacheAccountant, PatchKey, ReplayTotals, SentRequest
 from dcp_plugin.replay.recovery import RecordedWalk, RecoveryTotals, net_after_recovery
@@ -49,8 +51,13 @@ class RequestRow:
     prefix_break: bool = False
     rewritten: int = 0
     saved_by: dict[str, int] = field(default_factory=dict)  # tokens each strategy's placeholders removed from it
-    # The prompt its answer reported (None: no usage, or the report the overhead was learned from).
+    # The prompt its answer reported, when scored (None: no usage, nothing the replay estimates, or
+    # the report its history's overhead was learned from); see :mod:`dcp_plugin.replay.coverage`.
     reported_prompt: int | None = None
+    # The replay's estimate of what that report counts (the history's overhead + the messages it counts).
+    reported_estimate: int | None = None
+    # The report recorded no cache write: it counts the prefix read from the cache, not this request.
+    reported_partial: bool = False
 
 
 class WithRecovery:
@@ -93,6 +100,8 @@ class ReplayReport(WithRecovery):
     pricing: str = "auto"
     scheduler: bool = True
     overhead: int = 0
+    unscored_reports: int = 0  # provider reports the estimator error leaves out (see coverage.SessionReports)
+    later_overheads: tuple[int, ...] = ()  # the overhead of each history after a compaction, when it taught one
     requests: list[RequestRow] = field(default_factory=list)
     pruned: dict[str, int] = field(default_factory=dict)
     saved_final: dict[str, int] = field(default_factory=dict)
@@ -112,7 +121,12 @@ class ReplayReport(WithRecovery):
     @property
     def estimate_error(self) -> EstimateError:
         """The estimator's error per request (see :data:`estimate_error.DEFINITION`)."""
-        return EstimateError.of((self.overhead + r.tokens_without, r.reported_prompt) for r in self.requests)
+        scored = [r for r in self.requests if r.reported_prompt is not None and r.reported_estimate is not None]
+        return EstimateError.of(
+            ((r.reported_estimate or 0, r.reported_prompt) for r in scored),
+            partial=sum(1 for r in scored if r.reported_partial),
+            unscored=self.unscored_reports,
+        )
 
     def timing(self) -> dict[str, float]:
         """Median, p95 and max milliseconds per request."""
@@ -130,6 +144,7 @@ class ReplayReport(WithRecovery):
             "pricing": self.pricing,
             "scheduler": self.scheduler,
             "prompt_overhead_tokens": self.overhead,
+            "prompt_overhead_tokens_after_compactions": list(self.later_overheads),
             "cost_without_plugin": round(c.cost_without, 1),
             "cost_with_plugin": round(c.cost_with, 1),
             "net_saved": round(c.saved, 1),
@@ -259,50 +274,33 @@ def with_pricing(config: DcpConfig, pricing: str | None) -> DcpConfig:
     return config.model_copy(update={"cache": config.cache.model_copy(update={"pricing": pricing})})
 
 
+def session_reports(messages: Sequence[Any]) -> SessionReports:
+    """The session's provider reports as the estimator error scores them, and each history's prompt overhead."""
+    return coverage.session_reports(messages, list(implied_requests(messages)),
+                                    [message_prompt_tokens(m) for m in messages])
+
+
 def prompt_overhead(messages: Sequence[Any]) -> int:
-    """Prompt tokens outside the messages (system prompt, tool definitions), from the first reported usage."""
-    before = 0
-    for message in messages:
-        usage = reported_usage(message) if info_of(message).get("role") == "assistant" else None
-        if usage is not None:
-            return max(0, usage.prompt - before)
-        before += message_prompt_tokens(message)
-    return 0
+    """Prompt tokens outside the messages (system prompt, tool definitions) of the first history sent.
 
-
-def reported_prompts(messages: Sequence[Any], requests: Sequence[ImpliedRequest]) -> list[int | None]:
-    """Per request, the prompt its answer reported, to score the estimate by.
-
-    None where the answer reports nothing, and for the first report: :func:`prompt_overhead`
-    was learned from it, so the estimate matches it by construction.
+    Learned from the first provider report that counts some of the messages (see :mod:`coverage`).
     """
-    reported: list[int | None] = []
-    seen_first = False
-    for request in requests:
-        usage = reported_usage(messages[request.end]) if request.end < len(messages) else None
-        if usage is not None and not seen_first:
-            seen_first = True
-            usage = None
-        reported.append(usage.prompt if usage is not None else None)
-    return reported
+    return session_reports(messages).overheads.first
 
 
-def session_estimates(messages: Sequence[Any]) -> list[tuple[ImpliedRequest, int, int | None]]:
-    """Per request of a session: the estimate `dcp replay` scores, and the reported prompt to score it by.
+def session_estimates(messages: Sequence[Any]) -> list[tuple[ImpliedRequest, Scored | None]]:
+    """Per request of a session: the report `dcp replay` scores and the estimate it scores it against.
 
     The estimate does not depend on what the plugin prunes: it is the prompt without it.
     """
-    accountant = CacheAccountant([message_prompt_tokens(m) for m in messages], prompt_overhead(messages))
     requests = list(implied_requests(messages))
-    return [
-        (r, accountant.overhead + accountant.tokens(r.begin, r.end), reported)
-        for r, reported in zip(requests, reported_prompts(messages, requests), strict=True)
-    ]
+    reports = coverage.session_reports(messages, requests, [message_prompt_tokens(m) for m in messages])
+    return list(zip(requests, reports.scored, strict=True))
 
 
 def session_estimate_error(messages: Sequence[Any]) -> EstimateError:
     """The estimator's error per request of a session, as `dcp replay` reports it, without running the plugin."""
-    return EstimateError.of((estimate, reported) for _, estimate, reported in session_estimates(messages))
+    return EstimateError.of_reports(session_reports(messages))
 
 
 def replay(
@@ -355,8 +353,12 @@ def _replay_once(
     # undone from the pristine originals.
     pristine = list(messages)
     working = [_working_copy(m) for m in messages]
-    overhead = prompt_overhead(messages)
-    accountant = CacheAccountant([message_prompt_tokens(m) for m in messages], overhead)
+    estimates = [message_prompt_tokens(m) for m in messages]
+    reports = coverage.session_reports(messages, list(implied_requests(messages)), estimates)
+    # Keyed by the answer message: the recovery pass puts re-reads in, which renumbers the requests.
+    scored = {id(messages[r.end]): s for r, s in zip(implied_requests(messages), reports.scored, strict=True)
+              if s is not None and r.end < len(messages)}
+    accountant = CacheAccountant(estimates, reports.overheads)
     walk = RecordedWalk(pristine, recover, [accountant])
     report = ReplayReport(
         session=session,
@@ -364,18 +366,17 @@ def _replay_once(
         tool_calls=sum(1 for m in messages for p in m["parts"] if p.get("type") == "tool"),
         pricing=effective.cache.pricing,
         scheduler=effective.cache.scheduler,
-        overhead=overhead,
+        overhead=reports.overheads.first,
+        unscored_reports=reports.unscored,
+        later_overheads=tuple(v for start, v in sorted(reports.overheads.to_dict().items())[1:]),
         costs=accountant.totals,
         anchors=walk.anchors.totals,
         recovery=walk.recovery,
     )
     hook = pm.hook.chat_messages_transform
-    seen_report = False  # the first report taught the overhead: it scores nothing
     for request in walk:
         begin, end = request.begin, request.end
-        usage = reported_usage(pristine[end]) if end < len(pristine) else None
-        reported_prompt = usage.prompt if usage is not None and seen_report else None
-        seen_report = seen_report or usage is not None
+        score = scored.get(id(pristine[end])) if end < len(pristine) else None
         if len(working) < len(pristine):  # the walk put a re-read in at the end of the last request
             working.insert(end - 1, _working_copy(pristine[end - 1]))
         outgoing = working[begin:end]
@@ -426,7 +427,9 @@ def _replay_once(
                 cost.broke_prefix,
                 cost.rewritten,
                 saved_by,
-                reported_prompt,
+                score.reported if score is not None else None,
+                score.estimate if score is not None else None,
+                score.partial if score is not None else False,
             )
         )
         if progress:

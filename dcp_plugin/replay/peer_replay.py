@@ -14,7 +14,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.model.tokens import message_prompt_tokens
 from dcp_plugin.replay.anchors import AnchorTotals
-from dcp_plugin.replay.engine import model_key, prompt_overhead, replay, with_pricing
+from dcp_plugin.replay.engine import model_key, prompt_overhead, replay, session_reports, with_pricing
 from dcp_plugin.replay.peer_rules import Patches, Rule
 from dcp_plugin.replay.pricing import CacheAccountant, ReplayTotals, SentRequest
 from dcp_plugin.replay.recovery import RecordedWalk, RecoveryTotals, net_after_recovery
@@ -98,14 +98,14 @@ def _rule_pass(session: Session, make: Callable[[list[dict[str, Any]]], Rule], p
     messages = list(session.messages)  # the walk puts its re-reads in here; the rule reads the same list
     rule = make(messages)
     caches = [with_pricing(DcpConfig(), pricing).cache for pricing in pricings]
-    overhead = prompt_overhead(messages)
+    overheads = session_reports(messages).overheads
     estimates = [message_prompt_tokens(m) for m in messages]
-    accountants = [CacheAccountant(estimates, overhead) for _ in pricings]
+    accountants = [CacheAccountant(estimates, overheads) for _ in pricings]
     walk = RecordedWalk(messages, recover, accountants)
     without = with_ = 0
     for request in walk:
         tokens = accountants[0].tokens(request.begin, request.end)
-        patches: Patches = rule.at(request, overhead + tokens)
+        patches: Patches = rule.at(request, accountants[0].overhead_at(request.begin) + tokens)
         saved = sum(t for _, t in patches.values())
         for index, (accountant, cache) in enumerate(zip(accountants, caches, strict=True)):
             cost = accountant.add(

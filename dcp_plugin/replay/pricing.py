@@ -5,8 +5,9 @@ request reads from the cache the longest prefix it shares with the previous requ
 as the cache is warm (the gap since the previous request is within the pricing's TTL, the
 model is the same, and the history was not replaced by a compaction); the rest is processed
 (and on Anthropic written) again. Token counts are the plugin's estimates (the fixed ratios of
-``dcp_plugin.model.tokens``; a step counts at least the output it reported) plus the fixed prompt
-overhead (system prompt, tool definitions) learned from the first provider-reported usage.
+``dcp_plugin.model.tokens``; a step counts at least the output it reported) plus the prompt
+overhead of the history sent (system prompt, tool definitions, what the host adds), learned from
+the first provider-reported usage of that history (``dcp_plugin.replay.coverage``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
 from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.model.messages import info_of, parts_of
+from dcp_plugin.replay.overheads import HistoryOverheads
 
 PatchKey = tuple[int, int, str]
 
@@ -145,14 +147,25 @@ class ReplayTotals(CostTotals):
 class CacheAccountant:
     """Prices a sequence of sent requests: keeps the previous one to find the shared prefix."""
 
-    def __init__(self, message_tokens: Sequence[int], overhead: int = 0) -> None:
+    def __init__(self, message_tokens: Sequence[int], overhead: int | HistoryOverheads = 0) -> None:
         self._tokens = list(message_tokens)
         self._prefix = [0]
         for tokens in self._tokens:
             self._prefix.append(self._prefix[-1] + tokens)
-        self.overhead = overhead
+        # Its own copy: an inserted message shifts the histories of this accountant only.
+        known = overhead.to_dict() if isinstance(overhead, HistoryOverheads) else {0: overhead}
+        self.overheads = HistoryOverheads(known)
         self._previous: SentRequest | None = None
         self.totals = ReplayTotals()
+
+    @property
+    def overhead(self) -> int:
+        """The first history's prompt overhead."""
+        return self.overheads.first
+
+    def overhead_at(self, start: int) -> int:
+        """The prompt overhead of the history sent from message ``start`` on."""
+        return self.overheads.at(start)
 
     def tokens(self, start: int, end: int) -> int:
         """The messages' estimate of ``messages[start:end]`` without the plugin."""
@@ -161,6 +174,7 @@ class CacheAccountant:
     def insert(self, index: int, tokens: int) -> None:
         """A message of ``tokens`` put in at ``index``, where no request priced so far reached."""
         self._tokens.insert(index, tokens)
+        self.overheads.insert(index)
         del self._prefix[index + 1 :]
         for value in self._tokens[index:]:
             self._prefix.append(self._prefix[-1] + value)
@@ -169,7 +183,8 @@ class CacheAccountant:
         """Price one request after the previous one."""
         previous = self._previous
         pricing = request.pricing
-        prompt_without = self.overhead + request.tokens_without
+        overhead = self.overhead_at(request.start)
+        prompt_without = overhead + request.tokens_without
         prompt_with = prompt_without - request.saved
         cold = (
             previous is None
@@ -182,14 +197,14 @@ class CacheAccountant:
         if cold or previous is None:
             cached_without = cached_with = 0
         else:
-            cached_without = self.overhead + previous.tokens_without
+            cached_without = overhead + previous.tokens_without
             changed = _first_change(previous.patches, request.patches)
-            previous_with = self.overhead + previous.tokens_without - previous.saved
+            previous_with = overhead + previous.tokens_without - previous.saved
             if changed is None or changed >= previous.end:
                 cached_with = previous_with
             else:
                 saved_before = sum(t for (m, _, _), (_, t) in previous.patches.items() if m < changed)
-                cached_with = self.overhead + self.tokens(request.start, changed) - saved_before
+                cached_with = overhead + self.tokens(request.start, changed) - saved_before
                 broke, rewritten = True, previous_with - cached_with
         cost = RequestCost(
             cold,

@@ -28,8 +28,8 @@ def user(n: int, text: str) -> dict[str, Any]:
 
 
 def step(n: int, text: str, prompt: int, output: int) -> dict[str, Any]:
-    """An assistant step that wrote ``text`` and reported ``prompt`` (all of it cache read) and ``output``."""
-    tokens = {"input": 3, "output": output, "reasoning": 0, "cache": {"read": prompt - 3, "write": 0}}
+    """An assistant step that wrote ``text`` and reported ``prompt`` (3 tokens input, the rest cache writes) and ``output``."""
+    tokens = {"input": 3, "output": output, "reasoning": 0, "cache": {"read": 0, "write": prompt - 3}}
     return {
         "info": {
             "id": f"msg_{n:03d}", "sessionID": "ses_e", "role": "assistant", "time": {"created": n * 1000},
@@ -115,7 +115,8 @@ def test_replay_json_carries_median_and_p90(tmp_path: Path, capsys: pytest.Captu
     path.write_text(json.dumps(known_session()))
     assert main(["replay", str(path), "--json", "--directory", str(tmp_path)]) == 0
     error = json.loads(capsys.readouterr().out)["estimate_error"]
-    assert error == {"requests_with_reported_usage": 3, "median_percent": 20.0, "p90_percent": 25.0}
+    assert error == {"requests_with_reported_usage": 3, "without_cache_writes": 0, "reports_left_out": 1,
+                     "median_percent": 20.0, "p90_percent": 25.0}
 
 
 def test_replay_prints_the_estimator_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
