@@ -29,6 +29,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     "keepCalls": (*MASK, "keepCalls"),
     "trigger": (*MASK, "trigger"),
     "mode": (*MASK, "mode"),
+    "editedWhenCold": (*MASK, "editedWhenCold"),
     "overdraft": ("cache", "overdraft"),
 }
 PREFIX = "dcp_plugin "

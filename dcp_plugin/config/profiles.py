@@ -1,8 +1,8 @@
 """Presets on the frontier: one `profile` key that sets how much maskOldOutputs may hide, keys a user sets still win.
 
 Each profile is a point measured on recorded sessions (README, "Against other tools' rules"):
-``balanced``, the default, is the field defaults themselves; ``safe`` keeps more of what the
-agent is working on, for fewer edits that need a re-read; ``aggressive`` clears almost every
+``balanced``, the default, is the field defaults themselves; ``safe`` keeps every output that
+shows a file, so no edit needs a re-read; ``aggressive`` clears almost every
 older output once the context is past its trigger, for the largest saving.
 """
 
@@ -15,9 +15,12 @@ Profile = Literal["safe", "balanced", "aggressive"]
 DEFAULT_PROFILE: Profile = "balanced"
 
 _MASK = "maskOldOutputs"
+EVERY_CYCLE = 1_000_000  # a keepTurns no session reaches: every cycle's file views are kept
 PROFILES: dict[str, dict[str, Any]] = {
     "balanced": {},
-    "safe": {"strategies": {_MASK: {"keepTurns": 6}}},
+    # Every file view stays (what an edit copies its text from), at any request: only command
+    # output, searches and listings past the trigger go, so no edit anchor is hidden.
+    "safe": {"strategies": {_MASK: {"keepTurns": EVERY_CYCLE, "editedWhenCold": False}}},
     "aggressive": {
         "strategies": {_MASK: {"keepTurns": 0, "turnsEndAtChecks": False, "keepCalls": 2, "trigger": 20000, "mode": "window"}}
     },

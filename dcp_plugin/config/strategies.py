@@ -81,6 +81,7 @@ class MaskOldOutputsConfig(Section):
     turns_end_at_checks: bool = Field(default=True, alias="turnsEndAtChecks")
     keep_calls: int = Field(default=3, ge=0, alias="keepCalls")
     keep_file_tokens: int = Field(default=0, ge=0, alias="keepFileTokens")
+    edited_when_cold: bool = Field(default=True, alias="editedWhenCold")
     protected_tools: tuple[str, ...] = Field(default=(), alias="protectedTools")
 
 

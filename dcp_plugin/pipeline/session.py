@@ -365,11 +365,20 @@ class SessionState:
             self.directory,
             lambda: self._context_tokens(end),
             self._state_of,
+            lambda: self._next_cold(end),
         )
         for name, strategy in self.timed:
             for record, edit in strategy.advance(progress):
                 arbiter.propose(record, name, edit)
         arbiter.release()
+
+    def _next_cold(self, end: int) -> bool:
+        """Whether the cache will be cold for the request after the one holding the first ``end`` messages."""
+        pricing = self._request_model()[2]
+        if not pricing.caches:
+            return True
+        pause = self.timeline.next_time(self.messages, end) - self.timeline.time_ms
+        return pause > pricing.ttl_seconds * 1000
 
     def _state_of(self, record: CallRecord) -> ToolState | None:
         """A call's tool state in the current messages, or None when it is not where the ledger saw it."""

@@ -77,6 +77,21 @@ class Timeline:
         if ref is not None and ref.model_id is not None and ref != self.model:
             self.model = ref  # kept while the messages name the same model: the session's answers for it stay
 
+    def next_time(self, messages: Sequence[Message], end: int) -> int:
+        """When the request after the one holding the first ``end`` messages is sent: the newest time up to it.
+
+        That request holds every message up to the next assistant message after ``end`` (the
+        answer at ``end`` included). A live update's list ends where that request does, and a
+        longer list is read only that far, so every run finds the same time.
+        """
+        newest = self.time_ms
+        for index in range(end, len(messages)):
+            message = messages[index]
+            if index > end and is_assistant(message):
+                break
+            newest = max(newest, message_time(message))
+        return newest
+
     def end_walk(self) -> None:
         """The walked list is let go: its messages may change before the next walk (a tool finishing)."""
         self.walked = []

@@ -6,7 +6,7 @@ import pytest
 
 from dcp_plugin.config import schema as schema_mod
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.config.profiles import PROFILES
+from dcp_plugin.config.profiles import EVERY_CYCLE, PROFILES
 from dcp_plugin.config.validate import validate_layer
 
 
@@ -36,7 +36,7 @@ def test_a_key_set_to_its_balanced_default_wins_over_the_profile():
 
 def test_keys_the_profile_leaves_alone_keep_the_users_values():
     config = mask({"profile": "safe", "strategies": {"maskOldOutputs": {"trigger": 50000}}})
-    assert (config.trigger, config.keep_turns) == (50000, 6)
+    assert (config.trigger, config.keep_turns) == (50000, EVERY_CYCLE)
 
 
 def test_the_schema_names_every_profile_and_refuses_others():

@@ -25,6 +25,9 @@ from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.thresholds import compute_thresholds
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
+from dcp_plugin.cost.prices import pricing_for
+from dcp_plugin.model.messages import message_time
+from dcp_plugin.model.refs import model_ref, request_model
 from dcp_plugin.model.tokens import message_prompt_tokens, reported_usage, tokens_removed
 from dcp_plugin.pipeline.commandpaths import command_paths
 from dcp_plugin.pipeline.decisions import Decision
@@ -38,7 +41,7 @@ from dcp_plugin.pipeline.protection import (
     extract_paths,
 )
 from dcp_plugin.pipeline.strategies import mask_old_outputs, stale_diagnostics, superseded_reads, superseded_todos
-from dcp_plugin.pipeline.strategies.file_views import runs_check, shows_file
+from dcp_plugin.pipeline.strategies.file_views import edits_file, runs_check, shows_file
 
 ORDER = (
     "deduplication",
@@ -422,6 +425,26 @@ def reference_decisions(
             held.add(read["id"])
         return held
 
+    def edited_if_cold(end: int, seen: list[dict[str, Any]]) -> set[str | None]:
+        """editedWhenCold: the paths edited so far when the request after ``end`` messages finds the cache cold."""
+        if not mask.edited_when_cold:
+            return set()
+        named = None
+        for m in messages[:end]:
+            ref = model_ref(m["info"])
+            if ref is not None and ref.model_id is not None:
+                named = ref
+        pricing = pricing_for(request_model(named, None), config.cache)
+        now = max((message_time(m) for m in messages[:end]), default=0)
+        after = now  # the next request holds the messages up to the next assistant one after `end`
+        for j in range(end, len(messages)):
+            if j > end and messages[j]["info"].get("role") == "assistant":
+                break
+            after = max(after, message_time(messages[j]))
+        if pricing.caches and after - now <= pricing.ttl_seconds * 1000:
+            return set()
+        return {path_of(k) for k in seen if completed(k) and edits_file(k["tool"], k["input"]) and path_of(k) is not None}
+
     # -- the walk ------------------------------------------------------------------------
     mask = s.mask_old_outputs
     mask_protected = HARDCODED_PROTECTED_TOOLS | set(mask.protected_tools)
@@ -496,9 +519,12 @@ def reference_decisions(
                 checks = sorted(k["seq"] for k in seen if completed(k) and runs_check(k["tool"], k["input"]))
                 checks = checks if mask.turns_end_at_checks else []
                 current = run.turn + len(checks)
+                edited = edited_if_cold(end, seen)
                 for c in candidates:
                     tokens = size[c["id"]]
                     recent = current - (c["turn"] + bisect.bisect_left(checks, c["seq"])) < mask.keep_turns
+                    if recent and shows_file(c["tool"], c["input"]) and path_of(c) in edited:
+                        recent = False  # editedWhenCold: the next request's cache is cold
                     if latest - c["seq"] < mask.keep_calls or (recent and mask.keep_turns_of == "all"):
                         break
                     if c["id"] in held or (recent and shows_file(c["tool"], c["input"])):

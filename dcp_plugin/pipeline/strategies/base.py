@@ -56,6 +56,10 @@ def _zero() -> int:
     return 0
 
 
+def _warm() -> bool:
+    return False
+
+
 @dataclass(slots=True)
 class Progress:
     """Where the session stands after a sync: the strategies' clock, and what they may look up.
@@ -65,6 +69,9 @@ class Progress:
     context's size acts only at points, so it acts at the same places in incremental operation
     and in a from-scratch run, whatever requests cut the history into.
     ``thresholds``: the budget ladder of the model the request goes to.
+    ``next_cold``: whether the prompt cache will be cold for the next request, the one what a
+    strategy decides here is first written in (the pause before it outlives the cache, or the
+    pricing has no cache): that request writes the whole prompt anew anyway.
     """
 
     turn: int
@@ -74,6 +81,7 @@ class Progress:
     directory: str = ""
     measure: Callable[[], int] = _zero
     lookup: Callable[[CallRecord], ToolState | None] = _nothing
+    next_cold: Callable[[], bool] = _warm
 
     def context_tokens(self) -> int:
         """The estimated prompt of the request holding these messages, as it was sent.

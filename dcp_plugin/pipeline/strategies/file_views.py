@@ -14,6 +14,8 @@ import re
 from dcp_plugin.model.messages import is_mapping
 
 FILE_VIEW_TOOLS = frozenset({"read", "read_file", "open", "view"})
+# Tools that change a file the call names (an editor tool's every command but `view` does too).
+FILE_EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "str_replace"})
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
 SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "run_shell_command", "execute_bash"})
 FILE_PRINTERS = frozenset({"cat", "head", "tail", "sed", "nl", "bat", "less", "more"})
@@ -52,6 +54,14 @@ def shows_file(tool: str, tool_input: object) -> bool:
         script = _script(tool_input.get("command", tool_input.get("cmd")))
         return any(_program(command) in FILE_PRINTERS for command in _COMMANDS.split(script))
     return False
+
+
+def edits_file(tool: str, tool_input: object = None) -> bool:
+    """Whether the call changes a file it names: an edit or write tool, an editor tool's command other than `view`."""
+    name = tool.lower()
+    if name in FILE_EDIT_TOOLS:
+        return True
+    return name in EDITOR_TOOLS and is_mapping(tool_input) and tool_input.get("command") not in (None, "view")
 
 
 # Commands that close a cycle of work: a test run, a build or type check, a commit, a script run

@@ -25,7 +25,11 @@ replaced) while what it read before goes; the newest read of each of the files
 the agent touched last (read, edited or wrote) up to ``keepFileTokens`` tokens in all (the text
 an edit replaces is nearly always copied from the newest read of its file), errors (their output
 is the error message, which is never touched), protected tools (the built-in list, with `task`,
-plus ``protectedTools``), protected paths and outputs the user pinned. The decisions go through
+plus ``protectedTools``), protected paths and outputs the user pinned. With ``editedWhenCold``,
+at a request the prompt cache is cold for (the pause before it outlived the cache: the whole
+prompt is written anew at the full price anyway, so a placeholder costs no rewrite and pays at
+once), the views of files the agent has edited are not held as their cycle's: what it changed
+there is in its own edit inputs, which stay. The decisions go through
 the cache scheduler like every other, so the placeholders are written in batches.
 """
 
@@ -50,7 +54,7 @@ from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.strategies.file_views import runs_check, shows_file
+from dcp_plugin.pipeline.strategies.file_views import edits_file, runs_check, shows_file
 
 NAME = MASK_OLD_OUTPUTS
 
@@ -92,6 +96,7 @@ class MaskOldOutputs:
         keep_tokens_of: KeepTokensOf = "all",
         keep_turns_of: KeepTurnsOf = "all",
         turns_end_at_checks: bool = False,
+        edited_when_cold: bool = False,
     ) -> None:
         self.trigger = trigger
         self.mode = mode
@@ -114,6 +119,9 @@ class MaskOldOutputs:
         self._touched: OrderedDict[str, int] = OrderedDict()  # path -> seq of its newest read, least recent first
         self._tokens_of: dict[int, int] = {}  # seq of a read still in the queue -> its tokens
         self._started = False  # the context reached the trigger once
+        self.edited_when_cold = edited_when_cold
+        self._edited: set[str] = set()  # editedWhenCold: the paths the agent edited or wrote
+        self._view_paths: dict[int, str] = {}  # editedWhenCold: seq of a queued file view -> its path
 
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
@@ -125,6 +133,8 @@ class MaskOldOutputs:
             if record.tool.lower() in READ_TOOLS and record.status == "completed":
                 read = max(read, record.seq)
             self._touched[call.path] = read
+        if self.edited_when_cold and call.path is not None and record.status == "completed" and edits_file(record.tool, call.input):
+            self._edited.add(call.path)  # before the protection check: edit tools are protected
         if record.status != "completed" or call.protected or call.pinned or record.tool in self.protected_tools:
             return ()  # a pinned output stays, and the newest `keepTokens` are counted among the others
         output = call.output
@@ -134,6 +144,8 @@ class MaskOldOutputs:
         view = shows_file(record.tool, call.input)
         if view and self.keep_turns_of == "files":
             self._views.add(record.seq)
+        if view and self.edited_when_cold and call.path is not None:
+            self._view_paths[record.seq] = call.path
         windowed = self.keep_tokens_of == "all" or view
         queue = self._queue
         if queue and queue[-1][0] > record.seq:
@@ -181,9 +193,12 @@ class MaskOldOutputs:
         out: list[Proposal] = []
         current = progress.turn + len(self._checks)
         checks = self._checks
+        edited = self._edited if self.edited_when_cold and progress.next_cold() else None
         while queue:
             seq, tokens, record = queue[0]
             recent = current - (record.turn + bisect.bisect_left(checks, seq)) < self.keep_turns
+            if edited and recent and self._view_paths.get(seq) in edited:
+                recent = False  # a view of an edited file, at a cold request: not held as its cycle's
             if self._latest - seq < self.keep_calls or (recent and self.keep_turns_of == "all"):
                 break
             windowed = seq in self._windowed
@@ -198,6 +213,7 @@ class MaskOldOutputs:
             queue.popleft()
             self._tokens_of.pop(seq, None)
             self._views.discard(seq)
+            self._view_paths.pop(seq, None)
             state = progress.state_of(record)
             if state is not None:
                 label = call_label(record.tool, state.get("input"), progress.directory or None)
@@ -220,6 +236,7 @@ def build(config: MaskOldOutputsConfig) -> MaskOldOutputs | None:
         config.keep_tokens_of,
         config.keep_turns_of,
         config.turns_end_at_checks,
+        config.edited_when_cold,
     )
 
 
