@@ -21,7 +21,7 @@ from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
 from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.ledger import Ledger
-from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
+from dcp_plugin.pipeline.modeltools import REFUSED, Call, ListPoint, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy, acts_with_time
@@ -294,9 +294,8 @@ class SessionState:
         tokens = self.meter.tokens_at(
             messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
         )
-        due = self.tools.due_list(
-            self.ledger, messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
-        )
+        at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
+        due = self.tools.due_list(self.ledger, messages, self.directory, at)
         if due is not None:
             self.arbiter.write_list(messages, due.host, due.text)
         point = Point(
