@@ -28,6 +28,7 @@ from benchmarks.equivalence import decision_map, from_scratch
 from benchmarks.harness import working_copy
 from dcp_plugin.adapters.bridge.wire import to_wire
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.replay.engine import plugin_host, request_points
 from dcp_plugin.replay.sessionfile import load_session
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
@@ -109,7 +110,8 @@ def bridge_digest(messages: list[dict[str, Any]], directory: str, compacting: bo
             mirror.extend(fresh[len(mirror):])
         else:
             mirror.extend(working_copy(messages[len(mirror):count]))
-        outgoing = runtime.prepare(session_id, mirror, changed_from=changed_from, since=token)
+        continuity = Continuity.resent(changed_from) if changed_from is not None else None
+        outgoing = runtime.prepare(session_id, mirror, continuity=continuity, since=token)
         if outgoing is None:
             digest.update(f"{count}:none\n".encode())
             continue

@@ -22,7 +22,7 @@ from dcp_plugin.budget.limits import (
 )
 from dcp_plugin.budget.render import ladder_lines
 from dcp_plugin.budget.severity import Severity, severity, usage_ratio
-from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot, build_snapshot
+from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot, EstimateBasis, build_snapshot
 from dcp_plugin.budget.thresholds import (
     COMPACT_MAX_OUTPUT_TOKENS,
     Thresholds,
@@ -44,6 +44,7 @@ __all__ = [
     "CompactionOutcome",
     "CompactionStatus",
     "ContextSnapshot",
+    "EstimateBasis",
     "Prediction",
     "Severity",
     "Thresholds",

@@ -109,20 +109,27 @@ class ContextSnapshot:
             raise ValueError(f"context snapshot: {exc}") from exc
 
 
+@dataclass(frozen=True, slots=True)
+class EstimateBasis:
+    """How a snapshot's figure was estimated: the path taken, the calibration, what placeholders took off."""
+
+    path: str = "history"  # "reported": from the provider's count of the last answered request
+    calibrated: bool = False
+    text_chars_per_token: float = 4.0
+    pruned_since: int = 0  # tokens placeholders removed after the request the provider counted
+    system_tokens: int | None = None  # the prompt outside the messages, when it is known
+
+
 def build_snapshot(
     tokens: int,
     reported: int | None,
     limit: int,
     limit_source: LimitSource = "default",
     model_id: str | None = None,
-    *,
-    estimate_path: str = "history",
-    calibrated: bool = False,
-    text_chars_per_token: float = 4.0,
-    pruned_since: int = 0,
-    system_tokens: int | None = None,
+    basis: EstimateBasis = EstimateBasis(),
 ) -> ContextSnapshot:
     """A snapshot from its numbers: ratio, severity, tier, thresholds and tip follow."""
+    system_tokens = basis.system_tokens
     thresholds = compute_thresholds(limit) if limit > 0 else None
     ratio = usage_ratio(tokens, limit)
     return ContextSnapshot(
@@ -136,10 +143,10 @@ def build_snapshot(
         tip=context_tip(tokens, thresholds, ratio),
         limit_source=limit_source,
         model_id=model_id,
-        estimate_path=estimate_path,
-        calibrated=calibrated,
-        text_chars_per_token=text_chars_per_token,
-        pruned_since=pruned_since,
+        estimate_path=basis.path,
+        calibrated=basis.calibrated,
+        text_chars_per_token=basis.text_chars_per_token,
+        pruned_since=basis.pruned_since,
         system_tokens=None if system_tokens is None else max(0, min(system_tokens, tokens)),
     )
 
@@ -287,11 +294,13 @@ class BudgetTracker:
             limit,
             source,
             model,
-            estimate_path=prediction.path,
-            calibrated=prediction.calibrated,
-            text_chars_per_token=round(calibration.text_chars_per_token, 3),
-            pruned_since=removed,
-            system_tokens=calibration.overhead if prediction.path == "reported" else None,
+            EstimateBasis(
+                prediction.path,
+                prediction.calibrated,
+                round(calibration.text_chars_per_token, 3),
+                removed,
+                calibration.overhead if prediction.path == "reported" else None,
+            ),
         )
         self.last = snap
         return snap

@@ -47,6 +47,7 @@ from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.host.session_budget import SessionBudget
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import call_message
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
@@ -250,14 +251,14 @@ class Runtime:
         messages: Sequence[Any],
         *,
         model: ModelRef | None = None,
-        changed_from: int | None = None,
+        continuity: Continuity | None = None,
         since: tuple[int, int] | None = None,
         request: bool = True,
     ) -> Outgoing | None:
         """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
-        ``changed_from``: messages from this index on were resent since the last call (their
-        ids unchanged). ``since``: the token of the patches the caller already holds (from the
+        ``continuity``: what the host says of the list since the last call (the bridge's verdict
+        on its delta: resent from an index, rewritten), None when it says nothing. ``since``: the token of the patches the caller already holds (from the
         previous :class:`Outgoing`); when still valid only newer patches are returned.
         ``request=False``: sync without scheduling a request (a command reads the state).
         Raises on an internal failure: callers fail open (send the request unpruned).
@@ -268,15 +269,15 @@ class Runtime:
         session = self._session(session_id, config)
         with self._locked(session) as state:
             host_model = (model or ModelRef()).merged_over(self._startup_model)
-            state.update(messages, changed_from, request=request, model=host_model)
+            verdict = state.update(messages, continuity, request=request, model=host_model)
             session.model = self._model_for(model, state.latest_model)
             try:
-                patches, incremental = self._plan(state, messages, since, changed_from)
+                patches, incremental = self._plan(state, messages, since, verdict)
             except Desync:
-                # The prefix fingerprint matched but a call moved: rebuild from scratch once.
-                state.restart()
-                state.update(messages, request=request, model=host_model)
-                patches, incremental = self._plan(state, messages, None)
+                # A safety net behind the verdict: it said the list continues, yet a decided call
+                # moved (a host that rewrote without saying so). Walked again as rewritten, once.
+                verdict = state.update(messages, Continuity.REWRITTEN, request=request, model=host_model)
+                patches, incremental = self._plan(state, messages, None, verdict)
             outgoing = Outgoing(
                 session_id,
                 state.epoch,
@@ -294,13 +295,13 @@ class Runtime:
 
     @staticmethod
     def _plan(
-        state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None, changed_from: int | None = None
+        state: SessionState, messages: Sequence[Any], since: tuple[int, int] | None, verdict: Continuity
     ) -> tuple[Patches, bool]:
         if (
             since is not None
             and since[0] == state.epoch
             and 0 <= since[1] <= len(state.applied)
-            and not kept_went_stale(state.applied[: since[1]], messages, changed_from)
+            and not kept_went_stale(state.applied[: since[1]], messages, verdict)
         ):
             return plan(messages, state.applied[since[1] :], since_token=True), True
         return plan(messages, state.applied), False

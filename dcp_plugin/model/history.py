@@ -15,9 +15,9 @@ class HistoryMark:
     The fingerprint behind "the history was rewritten": a new list continues the old one when
     it is at least as long, starts with the same message, and still has the last seen message
     (same id, no fewer parts) at the same place. An undo drops or replaces the tail, a host
-    compaction replaces the start; either fails this check. It is not the only check:
-    ``Ledger.continues`` also compares the ids of messages resent from an index, and the bridge
-    server compares a full resend with the mirror it holds (``_extends``).
+    compaction replaces the start; either fails this check. The continuity verdict
+    (:mod:`.continuity`) starts from it, and also compares the ids of messages resent from an
+    index and a full resend with the list held before.
     """
 
     count: int = 0

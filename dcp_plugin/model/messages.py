@@ -4,7 +4,7 @@ Rules defined here and nowhere else: a tool call's identity (:func:`call_id_of`)
 recorded call's tool state is (:func:`locate`) and which message holds a call
 (:func:`call_message`), the session a request belongs to (:func:`session_id_of`) and whether
 the host already cleared an output (:func:`output_is_cleared`). The model a message names is
-in :mod:`.refs`, whether a list continues the one seen before in :mod:`.history`.
+in :mod:`.refs`, whether a list continues the one seen before in :mod:`.history` and :mod:`.continuity`.
 
 The TypedDicts are the shape OpenCode documents, and every function of the pipeline that takes
 messages, parts or tool states takes these types, so mypy checks the keys read and the types of

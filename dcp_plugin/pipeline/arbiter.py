@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Sequence
 
 from dcp_plugin.config.model import TurnProtectionConfig
-from dcp_plugin.model.messages import ToolState
+from dcp_plugin.model.messages import Message, locate
 from dcp_plugin.pipeline.decisions import (
     CallRecord,
     CutOutput,
@@ -25,8 +25,6 @@ from dcp_plugin.pipeline.patches import Applied
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
-StateOf = Callable[[CallRecord], "ToolState | None"]
-
 
 class Arbiter:
     """Every proposal of one epoch passes here: the strategies', the model's tools', the user's sweeps.
@@ -34,7 +32,8 @@ class Arbiter:
     It holds back proposals on calls younger than turn protection allows, lets the first whole
     replacement of a field keep it (a cut gives way to a whole replacement; cuts join), hands
     each decision to the scheduler, and records the decisions in the order made and applied.
-    One per epoch: a start-over builds a new one.
+    One per epoch: a start-over builds a new one. The methods that read a call's tool state take
+    the request's list (``messages``) as an argument: the arbiter keeps no list between calls.
     """
 
     def __init__(
@@ -45,7 +44,6 @@ class Arbiter:
         tools: ModelTools,
         protection: TurnProtectionConfig,
         pinned: frozenset[str],
-        state_of: StateOf,
     ) -> None:
         self.ledger = ledger
         self.scheduler = scheduler
@@ -53,7 +51,6 @@ class Arbiter:
         self.tools = tools
         self.protection = protection
         self.pinned = pinned
-        self.state_of = state_of  # a call's tool state in the session's current messages
         self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
         self.applied = Applied()  # in the order applied; a prefix never changes within an epoch
         self.new_applied: list[Decision] = []  # applied since the last take_new_applied()
@@ -64,15 +61,15 @@ class Arbiter:
         self._newest_list: Decision | None = None  # the newest prunable list written
 
     # -- proposals ---------------------------------------------------------------------------
-    def propose(self, record: CallRecord, name: str, edit: Edit) -> None:
+    def propose(self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit) -> None:
         """A strategy's proposal: decided now, or held back until the call is older than turn protection."""
         protection = self.protection
         if protection.enabled and self.ledger.turn - record.turn < protection.turns:
             heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
         else:
-            self.decide(record, name, edit)
+            self.decide(messages, record, name, edit)
 
-    def release(self) -> None:
+    def release(self, messages: Sequence[Message]) -> None:
         """Decide the held-back proposals whose calls turn protection no longer covers."""
         young = self._young
         if not young:
@@ -80,13 +77,15 @@ class Arbiter:
         limit = self.ledger.turn - self.protection.turns
         while young and young[0][0] <= limit:
             _, _, _, record, name, edit = heapq.heappop(young)
-            self.decide(record, name, edit)
+            self.decide(messages, record, name, edit)
 
-    def decide(self, record: CallRecord, name: str, edit: Edit, *, by_user: bool = False) -> Decision | None:
-        """The decision ``edit`` makes on ``record`` if it may claim the field; None when it may not or saves nothing."""
+    def decide(
+        self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
+    ) -> Decision | None:
+        """The decision ``edit`` makes on ``record`` (its state in ``messages``) if it may claim the field; None when it may not or saves nothing."""
         if record.call_id in self.pinned:
             return None  # the one place every prune passes: strategies, the model's tools, sweeps
-        state = self.state_of(record)
+        state = locate(messages, record)
         if state is None:
             return None
         field = "input" if isinstance(edit, ShrinkInput) else "output"
@@ -119,13 +118,13 @@ class Arbiter:
         self._pend(decision)
         return decision
 
-    def write_list(self, host: CallRecord, text: str) -> None:
+    def write_list(self, messages: Sequence[Message], host: CallRecord, text: str) -> None:
         """Append a new list to ``host``'s output, and take the previous list out once that pays.
 
         The new list is at the tail (free to write); the previous one lies in the cached prefix, so
         taking it out waits for the scheduler like any prune (when the cache is cold, say).
         """
-        state = self.state_of(host)
+        state = locate(messages, host)
         added = append_list(host, LIST_STRATEGY, text, state) if state is not None else None
         if added is None:
             return
@@ -134,7 +133,7 @@ class Arbiter:
         previous, self._newest_list = self._newest_list, added
         if previous is None or previous.superseded or previous.record.list_decision is not previous:
             return
-        old_state = self.state_of(previous.record)
+        old_state = locate(messages, previous.record)
         gone = withdraw_list(previous, old_state) if old_state is not None else None
         if gone is not None:
             previous.record.list_decision = gone

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message, ToolState, locate, output_is_cleared
 from dcp_plugin.model.tokens import json_chars
 from dcp_plugin.pipeline.decisions import Decision, apply_cuts
@@ -68,12 +69,13 @@ def shrunk_from(value: Any, current: Any, depth: int = 0) -> bool:
     return bool(value == current)
 
 
-def kept_went_stale(kept: Sequence[Decision], messages: Sequence[Message], changed_from: int | None) -> bool:
-    """Whether a decision a client keeps no longer fits a message the host resent from ``changed_from`` on.
+def kept_went_stale(kept: Sequence[Decision], messages: Sequence[Message], continuity: Continuity) -> bool:
+    """Whether a decision a client keeps no longer fits a message the verdict says the host resent.
 
     A client that keeps patches (the bridge's JS side) re-applies them on every request; one made
     stale by the host must be withdrawn, which only a whole new set does.
     """
+    changed_from = continuity.resent_from
     if changed_from is None:
         return False
     for decision in kept:

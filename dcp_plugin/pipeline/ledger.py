@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from dcp_plugin.model.continuity import Continuity, judge
 from dcp_plugin.model.history import HistoryMark
 from dcp_plugin.model.jsontext import CompactJson
 from dcp_plugin.model.messages import (
@@ -70,19 +71,12 @@ class Ledger:
         self.step_at: list[int] = []  # per message index: assistant messages up to and including it
         self._seq = 0
 
-    def continues(self, messages: Sequence[Message], changed_from: int | None = None) -> bool:
-        """Whether ``messages`` can be synced incrementally (else the caller starts over).
+    def follows(self, messages: Sequence[Message], claim: Continuity | None = None, *, every_id: bool = False) -> Continuity:
+        """The continuity verdict on ``messages`` against what this ledger read (:func:`~dcp_plugin.model.continuity.judge`).
 
-        ``changed_from``: the host says messages from that index on were resent (a tool part
-        finished or a part was added after the message was first sent); their ids must not
-        have changed.
+        A ``rewritten`` verdict means the caller starts over; any other can be synced incrementally.
         """
-        if not self.mark.continues(messages):
-            return False
-        if changed_from is None or changed_from >= self.mark.count:
-            return True
-        ids = self.message_ids
-        return all(message_id(messages[i]) == ids[i] for i in range(max(0, changed_from), self.mark.count))
+        return judge(self.mark, self.message_ids, messages, claim, every_id=every_id)
 
     def sync(
         self,
@@ -94,7 +88,7 @@ class Ledger:
     ) -> SyncResult:
         """Record what is new in the first ``end`` messages (default: all) since the last sync.
 
-        The caller checks :meth:`continues` first. ``rescan=False``: the messages seen so far
+        The caller asks :meth:`follows` first. ``rescan=False``: the messages seen so far
         were scanned in this very list, unchanged since (the same walk), so the newest of them
         cannot have gained parts and is not read again.
         """

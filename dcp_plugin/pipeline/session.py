@@ -14,17 +14,19 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import Pricing, pricing_for
-from dcp_plugin.model.messages import Message, ToolState
+from dcp_plugin.model.continuity import Continuity
+from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
 from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.ledger import Ledger
-from dcp_plugin.pipeline.modeltools import REFUSED, Call, ModelTools, Scope, Verdict, judge
+from dcp_plugin.pipeline.modeltools import REFUSED, Call, ListPoint, ModelTools, Scope, Verdict, judge
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, Scheduler
 from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy, acts_with_time
 from dcp_plugin.pipeline.timeline import Timeline
+from dcp_plugin.pipeline.walk import Walk
 
 # Process-wide, so that an epoch of a dropped session never equals one of a new session.
 _EPOCHS = itertools.count(1)
@@ -56,7 +58,12 @@ PAUSE_GC_FROM = 1000
 
 
 class _LateChange(Exception):
-    """A message already sent in a scheduled request changed: the implied history must be replayed."""
+    """A message already sent in a scheduled request changed: the implied history must be replayed.
+
+    A safety net behind the continuity verdict, for hosts that resend without saying so (the
+    verdict said ``same`` or ``appended``, yet a call finished in a message a request carried):
+    the walk's verdict becomes ``rewritten`` and it is walked again.
+    """
 
 
 class SessionState:
@@ -117,10 +124,6 @@ class SessionState:
         for call_id in self.pinned:
             self.manual.pop(call_id, None)
         self.restarts = 0
-        self.host_model: ModelRef | None = None  # the host's model for the current request (its limit)
-        # The host's list while update, sweep or judge_call works on it (calls are looked up in it);
-        # let go after, so an idle session never keeps a request's list alive.
-        self.messages: Sequence[Message] = ()
         # The context meter outlives epochs: what its calibration learned stays after a start-over.
         self.meter = ContextMeter()
         # Loaded from a checkpoint and not updated since: the next update checks every message id.
@@ -141,9 +144,7 @@ class SessionState:
         self.tools = ModelTools(config, self.tools_offered)
         self.meter.reset()
         self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate, self.meter)
-        self.arbiter = Arbiter(
-            self.ledger, self.scheduler, self.timeline, self.tools, config.turn_protection, self.pinned, self._state_of
-        )
+        self.arbiter = Arbiter(self.ledger, self.scheduler, self.timeline, self.tools, config.turn_protection, self.pinned)
 
     def restart(self) -> None:
         """Start over on the next update, as if the history were new."""
@@ -214,85 +215,89 @@ class SessionState:
     def update(
         self,
         messages: Sequence[Message],
-        changed_from: int | None = None,
+        continuity: Continuity | None = None,
         *,
         request: bool = True,
         model: ModelRef | None = None,
-    ) -> None:
+    ) -> Continuity:
         """Bring the state up to date with ``messages``: every request they imply, then this one.
 
-        ``changed_from``: the host resent messages from this index on (their ids unchanged).
-        ``request=False`` syncs without scheduling a request (a command reads the state).
-        ``model``: the host's model for this request (its context limit decides the tiers).
+        ``continuity``: what the host says of the list (the bridge's reading of its delta: a
+        resend from an index, a rewrite), None when it says nothing; the ledger checks it against
+        what it read. ``request=False`` syncs without scheduling a request (a command reads the
+        state). ``model``: the host's model for this request (its context limit decides the
+        tiers). Returns the verdict the walk ran on (``rewritten`` when it started over).
         """
-        self.host_model = model
-        check_from, self._resumed = (0 if self._resumed else changed_from), False
-        if not self.ledger.continues(messages, check_from):
+        verdict = self.ledger.follows(messages, continuity, every_id=self._resumed)
+        self._resumed = False
+        if not verdict.continues:
             self.restart()
-            changed_from = None
-        self.messages = messages
+        walk = Walk(messages, model, verdict)
         # A long walk (a first sight, a restart) builds objects that all live on: see gcpause.
         pause = gc_paused() if len(messages) - self.timeline.read >= PAUSE_GC_FROM else contextlib.nullcontext()
         try:
             with pause:
-                self._walk_once(changed_from, request)
+                return self._walk_once(walk, request)
         finally:
-            self.messages = ()
             self.timeline.end_walk()
 
-    def _walk_once(self, changed_from: int | None, request: bool) -> None:
+    def _walk_once(self, walk: Walk, request: bool) -> Continuity:
         try:
-            self._walk(changed_from, request)
+            self._walk(walk, request)
         except _LateChange:
             # Only a host that changes messages after sending them gets here (OpenCode does
             # not): replaying keeps the result equal to a from-scratch run on the new list.
             self.restart()
-            self._walk(None, request)
+            walk = walk.rewritten()
+            self._walk(walk, request)
+        return walk.continuity
 
-    def _walk(self, changed_from: int | None, request: bool) -> None:
+    def _walk(self, walk: Walk, request: bool) -> None:
         timeline = self.timeline
+        messages = walk.messages
+        changed_from = walk.continuity.resent_from
         # The newest message seen may have grown since the last update: the walk's first sync reads
         # it again; the list does not change while it is walked, so the later syncs need not.
         rescan = True
         first = True  # the walk's first scheduled request: the meter re-reads the newest message it read
-        for count, unscheduled in timeline.requests(self.messages):
+        for count, unscheduled in timeline.requests(messages):
             seen = self.ledger.mark.count
             # Incremental operation schedules a request before it knows the request is answered; the
             # next update finds the answer (a point) and time-driven strategies act there, after that
             # schedule. A request replayed here (first sight, restart) keeps that order, so what they
             # decide at a point waits for the next request in both runs.
-            self._sync(count, changed_from, point=not unscheduled, rescan=rescan)
+            self._sync(walk, count, changed_from, point=not unscheduled, rescan=rescan)
             changed_from = None
             rescan = rescan and count < seen
             if unscheduled:
-                self._schedule(count, first, live=False)
+                self._schedule(walk, count, first, live=False)
                 first = False
-                self._advance(count, point=True)
-        end = len(self.messages)
-        self._sync(end, changed_from, point=False, rescan=rescan)
+                self._advance(walk, count, point=True)
+        end = len(messages)
+        self._sync(walk, end, changed_from, point=False, rescan=rescan)
         timeline.open_end = end
         if request and end > timeline.scheduled_end:
-            self._schedule(end, first, live=True)
+            self._schedule(walk, end, first, live=True)
 
-    def _schedule(self, count: int, first: bool = True, *, live: bool) -> None:
+    def _schedule(self, walk: Walk, count: int, first: bool = True, *, live: bool) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due).
 
         ``live``: the request is being sent now; otherwise it is one the history implies, which went
         out with this plugin's placeholders only if the plugin pruned the session live before.
         """
         timeline, scheduler = self.timeline, self.scheduler
-        model, ladder, pricing = self._request_model()
+        model, ladder, pricing = self._request_model(walk.model)
         image_tokens = self.config.context_budget.image_token_estimate
         # The list does not change while one update walks it: only its first scheduled request
         # re-reads the newest message the meter had read.
+        messages = walk.messages
         tokens = self.meter.tokens_at(
-            self.messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
+            messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
         )
-        due = self.tools.due_list(
-            self.ledger, self.messages, self.directory, timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window
-        )
+        at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
+        due = self.tools.due_list(self.ledger, messages, self.directory, at)
         if due is not None:
-            self.arbiter.write_list(due.host, due.text)
+            self.arbiter.write_list(messages, due.host, due.text)
         point = Point(
             count,
             timeline.time_ms,
@@ -306,13 +311,13 @@ class SessionState:
             self.pruned_live = True
         self.meter.sent(count, scheduler.sent_prefix, pruned=self.pruned_live)
 
-    def _request_model(self) -> tuple[ModelRef, Thresholds, Pricing]:
-        """The model the request being made goes to, with its budget ladder and prices.
+    def _request_model(self, host: ModelRef | None) -> tuple[ModelRef, Thresholds, Pricing]:
+        """The model the request being made goes to (``host``: the host's), with its budget ladder and prices.
 
         Asked at every request point of a walk, where the model rarely changes: the answer is
         kept while the newest message's model and the host's are the same objects.
         """
-        named, host = self.timeline.model, self.host_model
+        named = self.timeline.model
         resolved = self._resolved
         if resolved is None or resolved[0] is not named or resolved[1] is not host:
             model = request_model(named, host)
@@ -325,7 +330,7 @@ class SessionState:
         image_tokens = self.config.context_budget.image_token_estimate
         return self.meter.at(messages, self.scheduler.sent_prefix, model, image_tokens)
 
-    def _sync(self, end: int, changed_from: int | None, *, point: bool, rescan: bool = True) -> None:
+    def _sync(self, walk: Walk, end: int, changed_from: int | None, *, point: bool, rescan: bool = True) -> None:
         """Observe the calls finished in the first ``end`` messages, then let time-driven strategies act.
 
         ``point``: these messages are exactly those of a request the history shows was made and
@@ -333,7 +338,8 @@ class SessionState:
         context's size look at it, so they act at the same places in every run.
         """
         ledger, arbiter = self.ledger, self.arbiter
-        result = ledger.sync(self.messages, changed_from, end, rescan=rescan)
+        messages = walk.messages
+        result = ledger.sync(messages, changed_from, end, rescan=rescan)
         if any(record.message_index < self.timeline.scheduled_end for record in result.finished):
             raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
@@ -343,17 +349,17 @@ class SessionState:
         tools = self.tools
         for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
             group = list(calls)
-            states = [self._state_of(record) or {} for record in group]
+            states = [locate(messages, record) or {} for record in group]
             # Without the model's tools offered no call is theirs (the common case, asked per call).
             owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)] if tools.names else []
             if owned:
-                self._take_calls(owned)
+                self._take_calls(messages, owned)
             for record, state in zip(group, states, strict=True):
-                self._observe(record, state)
-        arbiter.release()
-        self._advance(end, point=point, new_turns=result.new_turns)
+                self._observe(messages, record, state)
+        arbiter.release(messages)
+        self._advance(walk, end, point=point, new_turns=result.new_turns)
 
-    def _advance(self, end: int, *, point: bool, new_turns: bool = False) -> None:
+    def _advance(self, walk: Walk, end: int, *, point: bool, new_turns: bool = False) -> None:
         """Let time-driven strategies act on the first ``end`` messages, synced already (``point``: see _sync)."""
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
         arbiter = self.arbiter
@@ -361,30 +367,26 @@ class SessionState:
             self.ledger.turn,
             new_turns,
             point,
-            self._request_model()[1],
+            self._request_model(walk.model)[1],
             self.directory,
             lambda: self._context_tokens(end),
-            self._state_of,
-            lambda: self._next_cold(end),
+            walk.messages,
+            lambda: self._next_cold(walk, end),
         )
         for name, strategy in self.timed:
             for record, edit in strategy.advance(progress):
-                arbiter.propose(record, name, edit)
-        arbiter.release()
+                arbiter.propose(walk.messages, record, name, edit)
+        arbiter.release(walk.messages)
 
-    def _next_cold(self, end: int) -> bool:
+    def _next_cold(self, walk: Walk, end: int) -> bool:
         """Whether the cache will be cold for the request after the one holding the first ``end`` messages."""
-        pricing = self._request_model()[2]
+        pricing = self._request_model(walk.model)[2]
         if not pricing.caches:
             return True
-        pause = self.timeline.next_time(self.messages, end) - self.timeline.time_ms
+        pause = self.timeline.next_time(walk.messages, end) - self.timeline.time_ms
         return pause > pricing.ttl_seconds * 1000
 
-    def _state_of(self, record: CallRecord) -> ToolState | None:
-        """A call's tool state in the current messages, or None when it is not where the ledger saw it."""
-        return Ledger.state_of(self.messages, record)
-
-    def _observe(self, record: CallRecord, state: ToolState) -> None:
+    def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
         paths = extract_paths(record.tool, state.get("input"))
         call = FinishedCall(
@@ -400,12 +402,12 @@ class SessionState:
         arbiter = self.arbiter
         reason = self.manual.get(record.call_id)
         if reason is not None:
-            decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
+            decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
             if decision is not None and decision.applied_at is None:
                 arbiter.force([decision])
         for name, strategy in self.strategies:
             for target, edit in strategy.observe(call):
-                arbiter.propose(target, name, edit)
+                arbiter.propose(messages, target, name, edit)
 
     def _context_tokens(self, end: int) -> int:
         """The estimated prompt of the request holding the first ``end`` messages, as it was sent.
@@ -421,10 +423,10 @@ class SessionState:
         return scheduler.sent_prefix(end) + scheduler.overhead + self.arbiter.user_saved
 
     # -- the model's tools --------------------------------------------------------------------
-    def _scope(self) -> Scope:
+    def _scope(self, messages: Sequence[Message]) -> Scope:
         return Scope(
             self.ledger,
-            self.messages,
+            messages,
             self.config,
             self.protector,
             self.directory,
@@ -434,14 +436,14 @@ class SessionState:
             self.pinned,
         )
 
-    def _take_calls(self, calls: list[tuple[CallRecord, ToolState]]) -> None:
+    def _take_calls(self, messages: Sequence[Message], calls: list[tuple[CallRecord, ToolState]]) -> None:
         """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
         The calls are judged independently, as they were when the host ran them (none of them had
         seen another's result); a call whose stored result says it was refused, or that failed,
         never prunes anything.
         """
-        scope = self._scope()
+        scope = self._scope(messages)
         verdicts: list[Verdict] = []
         for record, state in calls:
             verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
@@ -452,7 +454,7 @@ class SessionState:
             verdicts.append(verdict)
         for verdict in verdicts:
             for target, edit in verdict.prunes if verdict.accepted else ():
-                self.arbiter.decide(target, verdict.tool, edit)
+                self.arbiter.decide(messages, target, verdict.tool, edit)
         self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
 
     def judge_call(self, messages: Sequence[Message], name: str, arguments: object, call_id: str) -> Verdict:
@@ -469,11 +471,7 @@ class SessionState:
             call = Call(name, arguments, call_id, record.message_index, record.step, record.turn)
         else:
             call = Call(name, arguments, call_id, self.ledger.mark.count, self.ledger.steps + 1, self.ledger.turn)
-        self.messages = messages
-        try:
-            return judge(self._scope(), call)
-        finally:
-            self.messages = ()
+        return judge(self._scope(messages), call)
 
     # -- user decisions ----------------------------------------------------------------------
     def sweep(
@@ -489,20 +487,16 @@ class SessionState:
         """
         arbiter = self.arbiter
         done: list[Decision] = [d for d in waiting if d.applied_at is None and not d.superseded]
-        self.messages = messages
-        try:
-            for record in records:
-                if record.call_id in self.pinned:
-                    continue
-                self.manual[record.call_id] = reason
-                state = self._state_of(record)
-                if state is None:
-                    continue
-                decision = arbiter.decide(record, reason, sweep_edit(state), by_user=True)
-                if decision is not None:
-                    done.append(decision)
-        finally:
-            self.messages = ()
+        for record in records:
+            if record.call_id in self.pinned:
+                continue
+            self.manual[record.call_id] = reason
+            state = locate(messages, record)
+            if state is None:
+                continue
+            decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
+            if decision is not None:
+                done.append(decision)
         arbiter.force([d for d in done if d.applied_at is None])
         return done
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dcp_plugin.budget import build_snapshot, ladder_lines
+from dcp_plugin.budget import EstimateBasis, build_snapshot, ladder_lines
 
 
 def test_four_ladder_lines_and_a_severity_line_with_the_marker_at_auto() -> None:
-    snap = build_snapshot(171_234, 170_000, 200_000, "exact", "claude-sonnet-4", estimate_path="reported")
+    snap = build_snapshot(171_234, 170_000, 200_000, "exact", "claude-sonnet-4", basis=EstimateBasis("reported"))
     assert ladder_lines(snap) == [
         "Effective window      180,000  (window 200,000 - 20,000 kept for the summary)",
         "Warn threshold        147,000",
@@ -28,14 +28,14 @@ def test_marker_sits_on_the_warn_line_between_warn_and_auto() -> None:
 
 
 def test_below_warn_the_marker_gets_its_own_line_and_the_warn_line_none() -> None:
-    lines = ladder_lines(build_snapshot(20_000, 19_000, 200_000, estimate_path="reported"))
+    lines = ladder_lines(build_snapshot(20_000, 19_000, 200_000, basis=EstimateBasis("reported")))
     assert lines[1] == "Below warn                     <- current"
     assert lines[2] == "Warn threshold        147,000"
     assert lines[5].startswith("Severity: normal (10.0%")
 
 
 def test_the_ladder_repeats_no_token_total() -> None:
-    lines = ladder_lines(build_snapshot(171_234, 170_000, 200_000, estimate_path="reported"))
+    lines = ladder_lines(build_snapshot(171_234, 170_000, 200_000, basis=EstimateBasis("reported")))
     assert not any("171,234" in line or "170,000" in line for line in lines)
 
 

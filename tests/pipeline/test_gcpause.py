@@ -13,6 +13,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline import session as session_module
 from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.session import PAUSE_GC_FROM, SessionState
+from dcp_plugin.pipeline.walk import Walk
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 
 
@@ -80,9 +81,9 @@ def _collector_during_walk(monkeypatch: pytest.MonkeyPatch, messages: list[Any],
     seen: list[bool] = []
     walk = SessionState._walk
 
-    def watched(self: SessionState, changed_from: int | None, request: bool) -> None:
+    def watched(self: SessionState, one: Walk, request: bool) -> None:
         seen.append(gc.isenabled())
-        walk(self, changed_from, request)
+        walk(self, one, request)
 
     monkeypatch.setattr(SessionState, "_walk", watched)
     state.update(messages)

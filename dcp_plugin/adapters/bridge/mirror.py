@@ -7,13 +7,22 @@ from typing import Any
 
 from dcp_plugin.adapters.bridge.protocol import Delta
 from dcp_plugin.host.idle import IDLE_SECONDS
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.history import HistoryMark
 
 DEFAULT_IDLE_SECONDS = IDLE_SECONDS  # as long as the runtime keeps an idle session
 
 
 class Resync(Exception):
-    """The delta does not fit what the mirror holds: the JS side must resend the session in full."""
+    """The delta does not fit what the mirror holds: the JS side must resend the session in full.
+
+    ``verdict``: what the delta said of the history before it failed (a full resend that
+    rewrote it, then carried the wrong count), None when it could not be read at all.
+    """
+
+    def __init__(self, reason: str, verdict: Continuity | None = None) -> None:
+        super().__init__(reason)
+        self.verdict = verdict
 
 
 class Mirror:
@@ -25,14 +34,16 @@ class Mirror:
         self.messages: list[Any] = []
         self.last_used = time.monotonic()
 
-    def apply(self, delta: Delta) -> int | None:
+    def apply(self, delta: Delta) -> Continuity:
         """Bring the mirror to ``known[:base] + delta.messages``; Resync if the prefix does not match.
 
-        Returns the first index that was resent over messages already held (a message that
-        changed since it was sent), None when only new messages were added or all was reset.
+        Returns the continuity verdict the delta makes, relative to what the mirror held: a delta
+        from the end appends, one from an earlier index resends from there (messages that changed
+        since they were sent), a full resend is compared with what is held (the same list again
+        after a timeout is not a rewrite; over an empty mirror everything is new).
         """
-        changed_from: int | None = None
         if delta.reset:
+            verdict = Continuity.of_resend(self.messages, delta.messages)
             self.messages = list(delta.messages)
         else:
             held = self.messages
@@ -44,16 +55,18 @@ class Mirror:
             if not HistoryMark(base, delta.first_id, delta.last_id).continues(held):
                 raise Resync("the prefix fingerprint does not match the messages held")
             if base < len(held):
-                changed_from = base
+                verdict = Continuity.resent(base)
                 del held[base:]
+            else:
+                verdict = Continuity.grown(base, base + len(delta.messages))
             held.extend(delta.messages)
         if len(self.messages) != delta.total:
             count = len(self.messages)
             # Keep nothing half-applied: the next request starts over in full.
             self.messages = []
-            raise Resync(f"the session should have {delta.total} messages, the mirror has {count}")
+            raise Resync(f"the session should have {delta.total} messages, the mirror has {count}", verdict)
         self.touch()
-        return changed_from
+        return verdict
 
     def touch(self) -> None:
         self.last_used = time.monotonic()

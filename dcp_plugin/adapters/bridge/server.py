@@ -18,7 +18,7 @@ from dcp_plugin.commands.dispatch import Answer, answer
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.persistence import USER_STORE
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.model.messages import message_id
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.refs import model_ref
 
 log = logging.getLogger("dcp_plugin.adapters.bridge")
@@ -46,17 +46,6 @@ def parse_token(token: Any) -> tuple[int, int] | None:
     if not all(part.isascii() and part.isdigit() and len(part) <= TOKEN_DIGITS for part in (epoch, count)):
         return None
     return int(epoch), int(count)
-
-
-def _extends(held: list[Any], messages: list[Any]) -> bool:
-    """Whether ``messages`` starts with exactly the messages ``held``.
-
-    Ids first (a rewritten history fails there, cheaply), then content: same ids with another
-    content is a rewrite too. Comparing is far cheaper than replaying the history.
-    """
-    if len(messages) < len(held) or any(message_id(a) != message_id(b) for a, b in zip(held, messages, strict=False)):
-        return False
-    return messages[: len(held)] == held
 
 
 class BridgeServer:
@@ -144,36 +133,40 @@ class BridgeServer:
         self.runtime.drop(session_id)
         return protocol.ok_line(rid), None
 
-    def _sync(self, session_id: str, request: dict[str, Any]) -> tuple[Mirror, int | None]:
-        """The session's mirror after applying the request's delta, and the first resent index."""
+    def _sync(self, session_id: str, request: dict[str, Any], *, passed_on: bool = False) -> tuple[Mirror, Continuity]:
+        """The session's mirror after applying the request's delta, and the continuity verdict the delta makes.
+
+        The JS side resends in full when the history was rewritten (or it lost track of what we
+        hold): a rewrite starts the session over, so the result equals a from-scratch run on the
+        new list. ``passed_on``: the caller hands the verdict to the runtime, which starts over
+        itself; otherwise (and when the delta fails after saying so) the session is reset here.
+        """
         delta = protocol.delta_of(request)
         mirror = self.mirrors.get_or_create(session_id)
-        if delta.reset and mirror.messages and not _extends(mirror.messages, delta.messages):
-            # The JS side resends in full when the history was rewritten (or it lost track of
-            # what we hold): start over, so the result equals a from-scratch run on the new list.
-            # A full resend of what we already hold (its previous request timed out) is not a
-            # rewrite: starting over would redo the work that timed out, again and again.
-            self.runtime.reset(session_id)
         try:
-            changed_from = mirror.apply(delta)
+            verdict = mirror.apply(delta)
         except Resync as exc:
             log.info("dcp bridge: session %s needs a resync: %s", session_id, exc)
+            if exc.verdict is not None and not exc.verdict.continues:
+                self.runtime.reset(session_id)
             raise
+        if not (passed_on or verdict.continues):
+            self.runtime.reset(session_id)
         if self.freeze and len(delta.messages) >= FREEZE_AFTER_MESSAGES:
             gc.freeze()
-        return mirror, changed_from
+        return mirror, verdict
 
     def _op_transform(self, rid: int | str | None, request: dict[str, Any]) -> tuple[str, After | None]:
         session_id = protocol.session_of(request)
         try:
-            mirror, changed_from = self._sync(session_id, request)
+            mirror, verdict = self._sync(session_id, request, passed_on=True)
         except Resync:
             return protocol.error_line(rid, protocol.RESYNC), None
         since = None if request.get("reset") else parse_token(request.get("patchToken"))
         messages = mirror.messages
         try:
             outgoing = self.runtime.prepare(
-                session_id, messages, model=model_ref(request.get("model")), changed_from=changed_from, since=since
+                session_id, messages, model=model_ref(request.get("model")), continuity=verdict, since=since
             )
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp bridge: pruning failed for session %s; the request is sent unpruned", session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dcp_plugin.pipeline.modeltools.definitions import DISCARD, EXTRACT, NAMES, RESTORE, definitions, system_text
 from dcp_plugin.pipeline.modeltools.judge import Call, Scope, Verdict, judge
-from dcp_plugin.pipeline.modeltools.state import ModelTools, PrunableList, Tally
+from dcp_plugin.pipeline.modeltools.state import ListPoint, ModelTools, PrunableList, Tally
 from dcp_plugin.pipeline.modeltools.texts import REFUSED
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "REFUSED",
     "RESTORE",
     "Call",
+    "ListPoint",
     "ModelTools",
     "PrunableList",
     "Scope",

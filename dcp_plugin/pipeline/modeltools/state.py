@@ -38,6 +38,17 @@ TIER_LEVELS = {"below-warn": 0, "warn": 1, "auto": 2, "hard": 3}
 
 
 @dataclass(frozen=True, slots=True)
+class ListPoint:
+    """The request a prunable list may go on: what it holds past the previous one, and how full its context is."""
+
+    seen: int  # messages the previous request held
+    count: int  # messages this request holds
+    tier: str  # the budget tier its context is in
+    tokens: int  # its context, estimated
+    window: int  # the model's context window
+
+
+@dataclass(frozen=True, slots=True)
 class PrunableList:
     """A list to write: the output it is appended to, and its text."""
 
@@ -179,24 +190,14 @@ class ModelTools:
         return len(sizes), sum(sizes), max(sizes, default=under)
 
     # -- the list ---------------------------------------------------------------------------
-    def due_list(
-        self,
-        ledger: Ledger,
-        messages: Sequence[Message],
-        directory: str,
-        seen: int,
-        count: int,
-        tier: str,
-        context: int,
-        window: int,
-    ) -> PrunableList | None:
-        """The list to append to the newest tool result of the request holding ``count`` messages, if one is due.
+    def due_list(self, ledger: Ledger, messages: Sequence[Message], directory: str, at: ListPoint) -> PrunableList | None:
+        """The list to append to the newest tool result of the request ``at`` names, if one is due.
 
-        ``seen``: how many messages the previous request held. The list goes on a result the
-        model has not seen yet and names only outputs it has seen, never on every request:
+        The list goes on a result the model has not seen yet and names only outputs it has seen, never on every request:
         after ``nudgeFrequency`` results when the list would change, sooner when enough new
         prunable tokens arrived, and when the context first reaches a higher tier (with a nudge).
         """
+        seen, tier = at.seen, at.tier
         level = TIER_LEVELS.get(tier, 0)
         if level == 0:
             self._nudged = 0
@@ -215,7 +216,7 @@ class ModelTools:
         )
         if not (nudge or changed or since >= tools.nudge_frequency):
             return None
-        host = _host(ledger, messages, seen, count)
+        host = _host(ledger, messages, seen, at.count)
         if host is None:
             return None
         shown = self.largest(seen, turn, LIST_LIMIT)
@@ -237,7 +238,7 @@ class ModelTools:
             rows.append((record.ident or record.call_id, label, output_size(state)))
         rest = self._rest(seen, turn, {record.call_id for record, _ in listed}, shown[-1][1])
         this = host.ident or host.call_id
-        text = texts.prunable_list(rows, rest, texts.nudge(tier, context, window) if nudge else None, this)
+        text = texts.prunable_list(rows, rest, texts.nudge(tier, at.tokens, at.window) if nudge else None, this)
         self._listed_results = self._results
         self._listed = ids
         self._covered_seq = self._newest_seq

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.section import Section
-from dcp_plugin.model.messages import ToolState
+from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.pipeline.decisions import CallRecord, Edit
 from dcp_plugin.pipeline.labels import call_label
 
@@ -48,10 +48,6 @@ class FinishedCall:
         return call_label(self.record.tool, self.input, self.directory or None)
 
 
-def _nothing(record: CallRecord) -> ToolState | None:
-    return None
-
-
 def _zero() -> int:
     return 0
 
@@ -80,7 +76,7 @@ class Progress:
     thresholds: Thresholds | None = None
     directory: str = ""
     measure: Callable[[], int] = _zero
-    lookup: Callable[[CallRecord], ToolState | None] = _nothing
+    messages: Sequence[Message] = ()  # the list being walked: a lookup works whenever it is asked
     next_cold: Callable[[], bool] = _warm
 
     def context_tokens(self) -> int:
@@ -93,8 +89,8 @@ class Progress:
         return self.measure()
 
     def state_of(self, record: CallRecord) -> ToolState | None:
-        """A finished call's tool state in the current messages (None when it is no longer there)."""
-        return self.lookup(record)
+        """A finished call's tool state in the walked messages (None when it is no longer there)."""
+        return locate(self.messages, record)
 
 
 class Strategy(Protocol):
