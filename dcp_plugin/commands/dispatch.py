@@ -12,7 +12,8 @@ from typing import Any
 
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
-from dcp_plugin.host.runtime import Runtime, SessionView
+from dcp_plugin.host.results import SessionView
+from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.printable import escape_reply
 from dcp_plugin.store import Stats
