@@ -193,7 +193,7 @@ def run_sweep(
     outcome = runtime.sweep(session_id, messages, count)
     if outcome is None:
         return "dcp sweep: nothing swept: the plugin is disabled."
-    return sweep.render_text(outcome.plan, outcome.swept, outcome.directory)
+    return sweep.render_text(outcome)
 
 
 def run_pin(

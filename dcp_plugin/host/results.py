@@ -8,12 +8,10 @@ from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.overhead import PluginText
-from dcp_plugin.host.rows import CallRow, PruneRow
+from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow
 from dcp_plugin.model.refs import ModelRef
-from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.modeltools import Tally
 from dcp_plugin.pipeline.patches import Patches
-from dcp_plugin.pipeline.sweep import SweepPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +66,17 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class SweepOutcome:
-    """What a sweep pruned (as chosen by the plan, which also says what it skipped and why)."""
+    """What a sweep pruned, the calls it chose and those it skipped with why, in frozen rows.
 
-    plan: SweepPlan
-    swept: tuple[Decision, ...]
+    ``count`` is the scope: the last ``count`` calls, or (None) every call since the last user
+    message. ``inputs`` holds each call's input as the messages carried it, to name the call.
+    """
+
+    count: int | None
+    swept: tuple[PruneRow, ...]
+    eligible: tuple[CallRow, ...]
+    skipped: tuple[SkipRow, ...]
+    inputs: Mapping[str, Any]
     directory: str  # the session's project directory: paths are named relative to it
 
 

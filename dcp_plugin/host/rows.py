@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dcp_plugin.pipeline.decisions import CallRecord, Cut, Decision, Field, Value
+from dcp_plugin.pipeline.sweep import Skip, Skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,15 @@ class PruneRow:
     tokens_saved: int
     cuts: tuple[Cut, ...] | None = None
     applied_at: int | None = None  # the session request it was first written in; None while it waits
+
+
+@dataclass(frozen=True, slots=True)
+class SkipRow:
+    """One call a sweep left alone, why, and what names the reason (see :class:`~dcp_plugin.pipeline.sweep.Skip`)."""
+
+    call: CallRow
+    why: Skip
+    detail: str | int | None = None
 
 
 def call_row(record: CallRecord) -> CallRow:
@@ -79,3 +89,8 @@ def prune_rows(decisions: Iterable[Decision]) -> tuple[PruneRow, ...]:
         )
         for d in decisions
     )
+
+
+def skip_rows(skipped: Iterable[Skipped]) -> tuple[SkipRow, ...]:
+    """The rows of the calls a sweep left alone, in order."""
+    return tuple(SkipRow(call_row(s.record), s.why, s.detail) for s in skipped)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from dcp_plugin import store as store_mod
@@ -33,7 +34,7 @@ from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.results import Outgoing, PinOutcome, SessionView, SweepOutcome, ToolResult
-from dcp_plugin.host.rows import call_row
+from dcp_plugin.host.rows import call_row, call_rows, prune_rows, skip_rows
 from dcp_plugin.host.tool_service import ToolService
 from dcp_plugin.host.views import session_view
 from dcp_plugin.model.messages import Message
@@ -346,7 +347,14 @@ class Runtime:
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             self._books.record_applied(state)
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
-        return SweepOutcome(selection, tuple(swept), state.directory)
+        return SweepOutcome(
+            selection.count,
+            prune_rows(swept),
+            call_rows(selection.eligible),
+            skip_rows(selection.skipped),
+            MappingProxyType(dict(selection.inputs)),
+            state.directory,
+        )
 
     def pin(self, session_id: str, idents: Sequence[str], pinned: bool = True) -> PinOutcome | None:
         """Pin (or unpin) the calls the short ids name in the session as last synced; None for an unknown session.
