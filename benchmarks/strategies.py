@@ -91,7 +91,7 @@ def reused_after_masking(
     again = 0
     for decision in masked:
         written_at = points[decision.applied_at - 1] if decision.applied_at else len(messages)
-        state = messages[decision.record.message_index]["parts"][decision.record.part_index]["state"]
+        state = messages[decision.message_index]["parts"][decision.part_index]["state"]
         key = key_argument(state.get("input"), directory)
         again += any(index >= written_at and other == key for index, other in calls if key)
     return {

@@ -8,7 +8,8 @@ from dcp_plugin.host.hostspec import PROJECT_NAME, hookimpl, hookspec
 
 if TYPE_CHECKING:
     from dcp_plugin.adapters.pluggy_host import DcpPlugin
-    from dcp_plugin.host.runtime import Outgoing, Runtime
+    from dcp_plugin.host.results import Outgoing
+    from dcp_plugin.host.runtime import Runtime
 
 __version__ = "0.1.0"
 
@@ -17,7 +18,7 @@ __all__ = ["PROJECT_NAME", "DcpPlugin", "Outgoing", "Runtime", "__version__", "h
 _LAZY = {
     "DcpPlugin": "dcp_plugin.adapters.pluggy_host",
     "Runtime": "dcp_plugin.host.runtime",
-    "Outgoing": "dcp_plugin.host.runtime",
+    "Outgoing": "dcp_plugin.host.results",
 }
 
 

@@ -16,7 +16,7 @@ from dcp_plugin.commands.dispatch import answer
 from dcp_plugin.host.hostspec import HostStartup, hookimpl
 from dcp_plugin.host.persistence import user_store_if_kept
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.model.messages import session_id_of
+from dcp_plugin.model.messages import Message, session_id_of
 from dcp_plugin.model.refs import model_ref
 
 log = logging.getLogger("dcp_plugin")
@@ -87,7 +87,7 @@ class DcpPlugin:
 
     @hookimpl
     def tool_execute(
-        self, name: str, arguments: dict[str, Any], session_id: str, messages: list[dict[str, Any]], call_id: str | None
+        self, name: str, arguments: dict[str, Any], session_id: str, messages: list[Message], call_id: str | None
     ) -> dict[str, Any] | None:
         """Run a call of one of the plugin's tools; None for other tools."""
         result = self.runtime.execute_tool(session_id, name, arguments, messages or [], call_id=call_id)
@@ -123,7 +123,7 @@ class DcpPlugin:
         return data
 
     @hookimpl
-    def compaction_advice(self, session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def compaction_advice(self, session_id: str, messages: list[Message]) -> dict[str, Any] | None:
         """Run the compaction controller for the session's latest snapshot."""
         if not _names_a_session("compaction_advice", session_id):
             return None

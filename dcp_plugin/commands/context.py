@@ -12,6 +12,7 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.commands.stats import net_line
 from dcp_plugin.cost.overhead import PluginText, plugin_text_line
 from dcp_plugin.host.prune_notice import plural
+from dcp_plugin.host.rows import PruneRow
 from dcp_plugin.model.messages import call_id_of, info_of, parts_of
 from dcp_plugin.model.tokens import (
     DEFAULT_IMAGE_TOKENS,
@@ -19,7 +20,6 @@ from dcp_plugin.model.tokens import (
     estimate_part_tokens,
     last_reported_prompt_tokens,
 )
-from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.modeltools import RESTORE, Tally
 from dcp_plugin.pipeline.strategies import ALL_REASONS, REASON_TEXT
@@ -180,7 +180,7 @@ class ContextBreakdown:
         }
 
 
-def _patched_part(part: Mapping[str, Any], decisions: list[Decision]) -> dict[str, Any]:
+def _patched_part(part: Mapping[str, Any], decisions: list[PruneRow]) -> dict[str, Any]:
     state = part.get("state")
     patched = dict(state) if isinstance(state, dict) else {}
     for decision in decisions:
@@ -191,7 +191,7 @@ def _patched_part(part: Mapping[str, Any], decisions: list[Decision]) -> dict[st
 def build_breakdown(
     session_id: str,
     messages: Sequence[Any],
-    in_force: Iterable[Decision],
+    in_force: Iterable[PruneRow],
     snapshot: ContextSnapshot | None = None,
     image_tokens: int = DEFAULT_IMAGE_TOKENS,
     directory: str | None = None,
@@ -201,9 +201,9 @@ def build_breakdown(
     A decided call whose placeholder would not be smaller than what it replaces keeps its
     content, so it is not counted as pruned.
     """
-    at: dict[tuple[int, int], list[Decision]] = {}
+    at: dict[tuple[int, int], list[PruneRow]] = {}
     for decision in in_force:
-        at.setdefault((decision.record.message_index, decision.record.part_index), []).append(decision)
+        at.setdefault((decision.message_index, decision.part_index), []).append(decision)
     saved = {name: (0, 0) for name in STRATEGIES}
     pruned_calls: list[PrunedCall] = []
     user = assistant = tools = tool_calls = 0

@@ -12,7 +12,8 @@ from typing import Any
 
 from dcp_plugin.commands import context, pin, stats, sweep
 from dcp_plugin.commands.help import help_text
-from dcp_plugin.host.runtime import Runtime, SessionView
+from dcp_plugin.host.results import SessionView
+from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.printable import escape_reply
 from dcp_plugin.store import Stats
@@ -192,7 +193,7 @@ def run_sweep(
     outcome = runtime.sweep(session_id, messages, count)
     if outcome is None:
         return "dcp sweep: nothing swept: the plugin is disabled."
-    return sweep.render_text(outcome.plan, outcome.swept, outcome.directory)
+    return sweep.render_text(outcome)
 
 
 def run_pin(

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcp_plugin.host.prune_notice import plural
-from dcp_plugin.model.messages import FINAL_STATUSES
-from dcp_plugin.pipeline.decisions import CallRecord
+from dcp_plugin.host.rows import CallRow
+from dcp_plugin.model.messages import FINAL_STATUSES, Message, locate
 from dcp_plugin.pipeline.labels import call_label
-from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.sizes import output_size
 
 if TYPE_CHECKING:
-    from dcp_plugin.host.runtime import PinOutcome, SessionView
+    from dcp_plugin.host.results import PinOutcome, SessionView
 
 # How many of the newest tool outputs the listing shows, so their ids are at hand.
 RECENT = 8
@@ -35,9 +34,9 @@ def parse_ids(args: Sequence[str]) -> list[str]:
     return found
 
 
-def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: SessionView) -> str:
+def _row(record: CallRow, messages: Sequence[Message], directory: str, view: SessionView) -> str:
     """`3kq7  read src/a.py  ~1,200 tokens`, with what becomes of the output."""
-    state = Ledger.state_of(messages, record) or {}
+    state = locate(messages, record) or {}
     output = state.get("output")
     if state.get("status") == "error":
         size = f"failed (its error message: ~{output_size(state):,} tokens)"
@@ -48,15 +47,13 @@ def _row(record: CallRecord, messages: Sequence[Any], directory: str, view: Sess
     notes = []
     if record.call_id in view.pinned:
         notes.append("pinned")
-    owner = record.output_decision or record.input_decision
-    if owner is not None:
-        written = owner.applied_at is not None
-        notes.append(f"pruned ({owner.strategy})" if written else f"to be pruned ({owner.strategy})")
+    if record.pruned_by is not None:
+        notes.append(f"pruned ({record.pruned_by})" if record.written else f"to be pruned ({record.pruned_by})")
     tail = f", {', '.join(notes)}" if notes else ""
     return f"  {record.ident or '?'}  {call_label(record.tool, state.get('input'), directory)}  {size}{tail}"
 
 
-def listing_text(view: SessionView, messages: Sequence[Any]) -> str:
+def listing_text(view: SessionView, messages: Sequence[Message]) -> str:
     """The pinned outputs of the session, then the newest outputs with their ids (what can be pinned)."""
     records = view.records
     pinned = [r for r in records if r.call_id in view.pinned]
@@ -75,16 +72,16 @@ def listing_text(view: SessionView, messages: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
-def _named(records: Iterable[CallRecord], messages: Sequence[Any], directory: str) -> str:
+def _named(records: Iterable[CallRow], messages: Sequence[Message], directory: str) -> str:
     """`3kq7 (read src/a.py), 8mzp (bash make test)`."""
     out = []
     for record in records:
-        state = Ledger.state_of(messages, record) or {}
+        state = locate(messages, record) or {}
         out.append(f"{record.ident or '?'} ({call_label(record.tool, state.get('input'), directory)})")
     return ", ".join(out)
 
 
-def outcome_text(outcome: PinOutcome, messages: Sequence[Any], directory: str) -> str:
+def outcome_text(outcome: PinOutcome, messages: Sequence[Message], directory: str) -> str:
     """The reply to `/dcp pin <ids>` or `/dcp unpin <ids>`: what changed, what already was so, which ids are unknown."""
     lines: list[str] = []
     if outcome.changed:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dcp_plugin.host.prune_notice import plural
-from dcp_plugin.pipeline.decisions import CallRecord, Decision
+from dcp_plugin.host.results import SweepOutcome
+from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow
 from dcp_plugin.pipeline.labels import call_label, relative
-from dcp_plugin.pipeline.sweep import Skip, Skipped, SweepPlan
+from dcp_plugin.pipeline.sweep import Skip
 
 
 def parse_count(args: Sequence[str]) -> int | None:
@@ -25,19 +26,19 @@ def parse_count(args: Sequence[str]) -> int | None:
     return count
 
 
-def scope_text(plan: SweepPlan) -> str:
+def scope_text(plan: SweepOutcome) -> str:
     """What the sweep looked at: `since your last message` or `in the last N tool calls`."""
     return "since your last message" if plan.count is None else f"in the last {plural(plan.count, 'tool call')}"
 
 
-def label(plan: SweepPlan, record: CallRecord, directory: str | None) -> str:
+def label(plan: SweepOutcome, record: CallRow | PruneRow, directory: str | None) -> str:
     """The tool and its key argument (`read src/a.py`), as the user saw the call."""
     if record.call_id not in plan.inputs:
         return record.tool
     return call_label(record.tool, plan.inputs[record.call_id], directory)
 
 
-def reason_text(skipped: Skipped, directory: str | None) -> str:
+def reason_text(skipped: SkipRow, directory: str | None) -> str:
     """Why a call was skipped, in words: `protected path (.env)`, `already pruned (sweep)`."""
     why, detail = skipped.why, skipped.detail
     if why is Skip.PINNED:
@@ -51,9 +52,9 @@ def reason_text(skipped: Skipped, directory: str | None) -> str:
     return str(why.value)
 
 
-def _left_out(plan: SweepPlan, swept: Sequence[Decision]) -> list[tuple[CallRecord, str]]:
+def _left_out(plan: SweepOutcome) -> list[tuple[CallRow, str]]:
     """Eligible calls the sweep found nothing to remove from, and why."""
-    done = {d.call_id for d in swept}
+    done = {d.call_id for d in plan.swept}
     return [
         (r, "failed call: its error message stays and its input is too short to shrink" if r.status == "error"
          else "nothing to remove (its output is already shorter than the placeholder)")
@@ -62,18 +63,19 @@ def _left_out(plan: SweepPlan, swept: Sequence[Decision]) -> list[tuple[CallReco
     ]
 
 
-def render_text(plan: SweepPlan, swept: Sequence[Decision], directory: str | None) -> str:
+def render_text(plan: SweepOutcome) -> str:
     """The reply: what was swept (with the tokens it saves per request), then what was skipped and why.
 
-    Paths are named relative to ``directory``, the session's project directory.
+    Paths are named relative to the session's project directory.
     """
+    swept, directory = plan.swept, plan.directory
     scope = scope_text(plan)
     if not swept and not plan.skipped and not plan.eligible:
         return f"dcp sweep: no tool calls {scope}; nothing to sweep."
     tokens = sum(d.tokens_saved for d in swept)
     lines = [f"dcp sweep: pruned {plural(len(swept), 'tool call')} {scope} (~{tokens:,} tokens per request)"]
-    lines += [f"  - {label(plan, d.record, directory)}: ~{d.tokens_saved:,} tokens" for d in swept]
-    skipped = [(s.record, reason_text(s, directory)) for s in plan.skipped] + _left_out(plan, swept)
+    lines += [f"  - {label(plan, d, directory)}: ~{d.tokens_saved:,} tokens" for d in swept]
+    skipped = [(s.call, reason_text(s, directory)) for s in plan.skipped] + _left_out(plan)
     if skipped:
         lines.append(f"Skipped {plural(len(skipped), 'call')}:")
         lines += [f"  - {label(plan, record, directory)}: {why}" for record, why in skipped]

@@ -26,6 +26,7 @@ from typing import Any
 import pluggy
 
 from dcp_plugin.host.notifier import Notify
+from dcp_plugin.model.messages import Message
 from dcp_plugin.model.refs import ModelRef, model_ref
 
 PROJECT_NAME = "agent_host"
@@ -152,7 +153,7 @@ def context_snapshot(session_id: str) -> dict[str, Any] | None:
 
 
 @hookspec(firstresult=True)
-def compaction_advice(session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+def compaction_advice(session_id: str, messages: list[Message]) -> dict[str, Any] | None:
     """Whether to compact a session before its next request, called by hosts that compact.
 
     ``messages`` is the history about to be sent. When the latest snapshot reached the
@@ -186,7 +187,7 @@ def tool_definitions() -> list[dict[str, Any]]:  # type: ignore[empty-body]
 
 @hookspec(firstresult=True)
 def tool_execute(
-    name: str, arguments: dict[str, Any], session_id: str, messages: list[dict[str, Any]], call_id: str | None
+    name: str, arguments: dict[str, Any], session_id: str, messages: list[Message], call_id: str | None
 ) -> dict[str, Any] | None:
     """Run a call of a tool a plugin offered; the first plugin that knows ``name`` answers.
 

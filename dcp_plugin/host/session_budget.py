@@ -8,6 +8,7 @@ from typing import Any
 from dcp_plugin.budget.compaction import CompactionController, CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.tips import TipId
+from dcp_plugin.model.messages import Message
 
 
 class SessionBudget:
@@ -31,7 +32,7 @@ class SessionBudget:
         return tip if changed else None
 
     def compaction_advice(
-        self, enabled: bool, summarize: Callable[[dict[str, Any]], Any] | None, messages: Sequence[Any]
+        self, enabled: bool, summarize: Callable[[dict[str, Any]], Any] | None, messages: Sequence[Message]
     ) -> CompactionOutcome | None:
         """What the compaction controller says for the latest snapshot; None before any request."""
         snap = self.latest

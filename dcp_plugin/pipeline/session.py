@@ -14,17 +14,28 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import Pricing, pricing_for
+from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
 from dcp_plugin.pipeline.gcpause import gc_paused
+from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.ledger import Ledger
-from dcp_plugin.pipeline.modeltools import REFUSED, Call, ListPoint, ModelTools, Scope, Verdict, judge
+from dcp_plugin.pipeline.modeltools import REFUSED, Call, ListPoint, ModelTools, Scope, Tally, Verdict, judge
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
-from dcp_plugin.pipeline.scheduler import Point, Scheduler
-from dcp_plugin.pipeline.strategies import REGISTRY, SWEEP, FinishedCall, Progress, Strategy, acts_with_time
+from dcp_plugin.pipeline.scheduler import Point, PointCost, Scheduler
+from dcp_plugin.pipeline.strategies import (
+    DEDUPLICATION,
+    REGISTRY,
+    SWEEP,
+    FinishedCall,
+    Progress,
+    Strategy,
+    acts_with_time,
+)
+from dcp_plugin.pipeline.sweep import SweepPlan, select
 from dcp_plugin.pipeline.timeline import Timeline
 from dcp_plugin.pipeline.walk import Walk
 
@@ -531,3 +542,59 @@ class SessionState:
     def saved_by_strategy(self) -> dict[str, tuple[int, int]]:
         """Per strategy: (calls pruned, estimated tokens saved per request), decisions in force only."""
         return self.arbiter.saved_by_strategy()
+
+    # -- what the runtime reads of the parts (so that it never names them) -------------------
+    @property
+    def records(self) -> Sequence[CallRecord]:
+        """Every tool call seen this epoch, in the order seen."""
+        return self.ledger.records
+
+    def calls_named(self, idents: Iterable[str]) -> tuple[list[CallRecord], list[str]]:
+        """The calls the short ids name, each once and in order, and the ids that name none."""
+        found: list[CallRecord] = []
+        unknown: list[str] = []
+        for ident in idents:
+            key = normalize_id(ident)
+            record = self.ledger.by_ident.get(key) if key is not None else None
+            if record is None:
+                unknown.append(ident)
+            elif all(r.call_id != record.call_id for r in found):
+                found.append(record)
+        return found, unknown
+
+    def sweep_plan(self, messages: Sequence[Message], count: int | None) -> SweepPlan:
+        """Which calls a sweep of ``messages`` (the last ``count`` calls, else since the last user message) prunes."""
+        config = self.config
+        ignore = config.strategy_section(DEDUPLICATION).ignore_fields
+        return select(self.ledger.records, messages, count, config.sweep_protected(), self.protector, ignore, self.pinned)
+
+    @property
+    def messages_seen(self) -> int:
+        """How many messages of the history the ledger has read (the next update starts there)."""
+        return self.ledger.mark.count
+
+    @property
+    def list_tokens(self) -> int:
+        """Tokens the prunable lists written in this epoch add to every request."""
+        return -sum(d.tokens_saved for d in self.arbiter.applied if d.is_list and not d.superseded)
+
+    @property
+    def cost_totals(self) -> CostTotals:
+        """What the session's scheduled requests cost, with and without the plugin."""
+        return self.scheduler.totals
+
+    def describe_costs(self) -> dict[str, float]:
+        """The scheduler's numbers the reports show: pending, bank and totals."""
+        return self.scheduler.describe()
+
+    def take_costs(self) -> list[PointCost]:
+        """The costs of the requests scheduled since the last call."""
+        return self.scheduler.take_costs()
+
+    def take_new_restores(self) -> list[Verdict]:
+        """The model's restores judged since the last call (statistics)."""
+        return self.tools.take_new_restores()
+
+    def tool_tallies(self) -> dict[str, Tally]:
+        """Per tool of the model's: its judged calls in this epoch."""
+        return self.tools.tallies()

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from dcp_plugin import store as store_mod
 from dcp_plugin.adapters.bridge.mirror import DEFAULT_IDLE_SECONDS
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.host import checkpoint_policy as policy_mod
 from dcp_plugin.host import checkpoints as checkpoints_mod
-from dcp_plugin.host import runtime as runtime_mod
 from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.pipeline.timeline import Timeline
 from dcp_plugin.replay.engine import replay
@@ -34,7 +34,7 @@ Sent = list[tuple[str, str, Any]]
 
 @pytest.fixture(autouse=True)
 def _small_interval(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime_mod, "EVERY_MESSAGES", EVERY)
+    monkeypatch.setattr(policy_mod, "EVERY_MESSAGES", EVERY)
     monkeypatch.setattr(checkpoints_mod, "GRACE_SECONDS", 0.0)
 
 

@@ -217,8 +217,8 @@ def decisions(runtime: Runtime) -> dict[tuple[str, str], str]:
 
 def reference(runtime: Runtime, messages: list[dict[str, Any]], config: DcpConfig) -> dict[tuple[str, str], str]:
     """The reference semantics of ``messages``, told what the runtime's cache scheduler wrote when."""
-    views = [runtime.view(sid) for sid in runtime.session_ids()]
-    in_force = [d for view in views if view is not None for d in view.in_force]
+    # The chain of decisions each one replaced says what was written when: the live decisions, not the view's rows.
+    in_force = [d for sid in runtime.session_ids() for d in runtime._sessions[sid].state.in_force()]  # noqa: SLF001
     return reference_decisions(messages, config, PROJECT, written_by(in_force) if config.cache.scheduler else None)
 
 
@@ -260,7 +260,7 @@ def test_only_pruned_fields_change(messages, config):
     pruned: dict[tuple[int, int], set[str]] = {}
     for sid in runtime.session_ids():
         for d in runtime.view(sid).in_force:  # type: ignore[union-attr]
-            pruned.setdefault((d.record.message_index, d.record.part_index), set()).add(d.field)
+            pruned.setdefault((d.message_index, d.part_index), set()).add(d.field)
     assert len(out) == len(messages)
     for mi, (before, after) in enumerate(zip(messages, out, strict=False)):
         assert after["info"] == before["info"]
@@ -301,7 +301,7 @@ def test_protected_paths_are_never_pruned(messages, config):
         view = runtime.view(sid)
         assert view is not None
         for decision in (*view.in_force, *view.waiting):
-            part = messages[decision.record.message_index]["parts"][decision.record.part_index]
+            part = messages[decision.message_index]["parts"][decision.part_index]
             assert not protector.is_protected(extract_paths(part["tool"], part["state"]["input"]))
 
 

@@ -29,7 +29,8 @@ from dcp_plugin.commands.dispatch import COMMAND, answer
 from dcp_plugin.host.hostspec import HostStartup
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notify
-from dcp_plugin.host.runtime import Outgoing, Runtime
+from dcp_plugin.host.results import Outgoing
+from dcp_plugin.host.runtime import Runtime
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
 
@@ -205,7 +206,7 @@ class Pruner:
                 ref = ModelRef(provider or adapter.provider or None, model)
                 session = self._session(adapter, items, session_id, ref, usage_tokens(usage) if usage is not None else None)
                 view = session.builder.view
-                outgoing = self.runtime.prepare(session_id, view.messages, model=ref, since=session.token)
+                outgoing = self.runtime.prepare(session_id, view.history(), model=ref, since=session.token)
                 if outgoing is None:
                     return items
                 result = self._write(adapter, session, items, outgoing)
@@ -216,7 +217,7 @@ class Pruner:
                 log.exception("dcp: pruning %s messages failed; the request is sent unchanged", adapter.name)
                 return items
             idle = self._lru.to_drop(session_id)
-        self.runtime.finish(outgoing, view.messages)
+        self.runtime.finish(outgoing, view.history())
         for other in idle:
             self.forget(other)
         return result

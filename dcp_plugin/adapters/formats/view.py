@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from dcp_plugin.adapters.formats.kinds import Kind, media_marker
+from dcp_plugin.model.messages import Message
 from dcp_plugin.pipeline.decisions import Decision
 
 SELF = -1  # a Site position meaning "the provider item itself" (not a block inside it)
@@ -58,6 +59,10 @@ class View:
     messages: list[dict[str, Any]] = field(default_factory=list)
     sources: list[int] = field(default_factory=list)
     sites: dict[str, Site] = field(default_factory=dict)
+
+    def history(self) -> list[Message]:
+        """The messages in the model's shape, as :meth:`ViewBuilder.message` builds them, for the runtime."""
+        return cast("list[Message]", self.messages)
 
 
 class ViewBuilder:

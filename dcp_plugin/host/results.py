@@ -1,0 +1,94 @@
+"""What the runtime's public methods answer: frozen values, never a session's live parts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.cost.overhead import PluginText
+from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow
+from dcp_plugin.model.refs import ModelRef
+from dcp_plugin.pipeline.modeltools import Tally
+from dcp_plugin.pipeline.patches import Patches
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """What one request writes, and what :meth:`~dcp_plugin.host.runtime.Runtime.finish` needs afterwards.
+
+    ``patches`` hold the session's decisions in force (all of them, or with ``incremental``
+    only those applied since the caller's token) paired with their tool states in the
+    messages given to :meth:`~dcp_plugin.host.runtime.Runtime.prepare`. ``token`` names what
+    the caller holds after applying them: hand it back as ``since`` next time.
+    """
+
+    session_id: str
+    epoch: int
+    patches: Patches
+    incremental: bool
+    token: tuple[int, int]
+    model: ModelRef | None
+    saved_tokens: int  # tokens every decision in force removes from this request
+    in_force: int  # how many calls those decisions prune
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A read-only picture of one session for the commands: the config, and frozen rows of its calls and decisions."""
+
+    session_id: str
+    config: DcpConfig
+    directory: str
+    in_force: tuple[PruneRow, ...]
+    waiting: tuple[PruneRow, ...]
+    records: tuple[CallRow, ...]
+    saved_by_strategy: Mapping[str, tuple[int, int]]
+    restarts: int
+    costs: Mapping[str, Any]
+    model_tools: Mapping[str, Tally] = field(default_factory=dict)  # per tool: the model's calls of it
+    pinned: frozenset[str] = frozenset()  # call ids the user pinned
+    plugin_text: PluginText = PluginText()  # what the plugin's own text adds to every request
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a call of one of the plugin's tools answers: the text for the model, and whether it was refused."""
+
+    output: str
+    error: bool
+    title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"output": self.output, "error": self.error, "title": self.title}
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOutcome:
+    """What a sweep pruned, the calls it chose and those it skipped with why, in frozen rows.
+
+    ``count`` is the scope: the last ``count`` calls, or (None) every call since the last user
+    message. ``inputs`` holds each call's input as the messages carried it, to name the call.
+    """
+
+    count: int | None
+    swept: tuple[PruneRow, ...]
+    eligible: tuple[CallRow, ...]
+    skipped: tuple[SkipRow, ...]
+    inputs: Mapping[str, Any]
+    directory: str  # the session's project directory: paths are named relative to it
+
+
+@dataclass(frozen=True, slots=True)
+class PinOutcome:
+    """What a pin (or unpin) did: the calls it changed, those already so, and the ids that name no call.
+
+    ``pruned`` are the changed calls that carried a placeholder: pinned, they come back whole.
+    """
+
+    pinned: bool
+    changed: tuple[CallRow, ...]
+    unchanged: tuple[CallRow, ...]
+    unknown: tuple[str, ...]
+    pruned: tuple[CallRow, ...] = ()
