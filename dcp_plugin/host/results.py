@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.overhead import PluginText
-from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow
+from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow, call_row, call_rows, prune_rows, skip_rows
 from dcp_plugin.model.refs import ModelRef
+from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.modeltools import Tally
+from dcp_plugin.pipeline.modeltools.judge import restorable
 from dcp_plugin.pipeline.patches import Patches
+from dcp_plugin.pipeline.sweep import SweepPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,18 @@ class SweepOutcome:
     inputs: Mapping[str, Any]
     directory: str  # the session's project directory: paths are named relative to it
 
+    @classmethod
+    def of(cls, selection: SweepPlan, swept: Iterable[Decision], directory: str) -> SweepOutcome:
+        """The frozen answer of a sweep that chose ``selection`` and wrote ``swept``."""
+        return cls(
+            selection.count,
+            prune_rows(swept),
+            call_rows(selection.eligible),
+            skip_rows(selection.skipped),
+            MappingProxyType(dict(selection.inputs)),
+            directory,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PinOutcome:
@@ -92,3 +108,18 @@ class PinOutcome:
     unchanged: tuple[CallRow, ...]
     unknown: tuple[str, ...]
     pruned: tuple[CallRow, ...] = ()
+
+    @classmethod
+    def of(cls, pinned: bool, found: Iterable[CallRecord], changed: Collection[str], unknown: Iterable[str]) -> PinOutcome:
+        """The frozen answer of a pin of ``found`` that changed the calls ``changed`` names."""
+        records = list(found)
+        # A placeholder is written for these now: pinned, they come back whole.
+        pruned = {r.call_id for r in records if restorable(r)}
+        rows = [call_row(r) for r in records]
+        return cls(
+            pinned,
+            tuple(r for r in rows if r.call_id in changed),
+            tuple(r for r in rows if r.call_id not in changed),
+            tuple(unknown),
+            tuple(r for r in rows if r.call_id in changed and r.call_id in pruned),
+        )

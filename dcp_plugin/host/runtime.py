@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-from dcp_plugin import store as store_mod
 from dcp_plugin.budget.compaction import CompactionOutcome
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.config.discovery import project_root
@@ -33,17 +30,14 @@ from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notifier, Notify
 from dcp_plugin.host.persistence import Persistence
+from dcp_plugin.host.registry import SessionRegistry
 from dcp_plugin.host.results import Outgoing, PinOutcome, SessionView, SweepOutcome, ToolResult
-from dcp_plugin.host.rows import call_row, call_rows, prune_rows, skip_rows
 from dcp_plugin.host.tool_service import ToolService
 from dcp_plugin.host.views import session_view
 from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message
 from dcp_plugin.model.refs import ModelRef, request_model
-from dcp_plugin.pipeline.freshness import kept_went_stale
-from dcp_plugin.pipeline.modeltools.judge import restorable
-from dcp_plugin.pipeline.patches import Desync, Patches, apply, plan
-from dcp_plugin.pipeline.session import SessionState
+from dcp_plugin.pipeline.patches import Desync, apply
 from dcp_plugin.pipeline.strategies import SWEEP
 
 # Importable from here, where callers and the documentation have always found them.
@@ -75,20 +69,24 @@ class Runtime:
         self.project_root: str | None = None  # relative protected patterns are anchored here
         self.notifier = Notifier(notify)
         self._config = ConfigSlot(config, self.notifier, create_global=create_global_config)
-        self._sessions: dict[str, HeldSession] = {}
-        # Sessions are let go of when idle or beyond the cap (memory: a host may run for weeks).
-        self._lru = SessionLru(max_sessions, idle_seconds, clock)
-        # The runtime-wide lock guards only what sessions share (the sessions map, the latest
-        # outgoing per session) and is held briefly; each session has its own.
-        self._lock = threading.RLock()
-        self._last: dict[str, Outgoing] = {}
         self._persistence = Persistence(store, self.notifier.warn)
         self._checkpoints = CheckpointPolicy(self._persistence)
         self._books = Bookkeeper(self._persistence, self.notifier)
         self._tools = ToolService(self.config)
-        self._first_sight = FirstSight(self._persistence, self._checkpoints, self._tools, what_if)
+        first_sight = FirstSight(self._persistence, self._checkpoints, self._tools, what_if)
+        lru = SessionLru(max_sessions, idle_seconds, clock)
+        self._registry = SessionRegistry(lru, first_sight, self._checkpoints, self._persistence, self._tools)
         self._summarize: Summarize | None = None
         self._startup_model: ModelRef | None = None
+        # Answered by the services themselves (their docstrings say what each does).
+        self.use_store = self._persistence.use  # USER_STORE for the user's database, None for nowhere
+        self.flush = partial(self._persistence.flush, force=True)
+        self.stored_stats, self.store_busy = self._persistence.stats, self._persistence.busy
+        self.wait_for_notices, self.wait_for_checkpoints = self.notifier.wait, self._checkpoints.wait
+        self.tool_definitions, self.system_text = self._tools.definitions, self._tools.system_text
+        # drop: forget a session (its saved state stays; it is restored on next sight). last_outgoing:
+        # what a session's latest request wrote (replay and benchmarks undo and count it).
+        self.drop, self.session_ids, self.last_outgoing = self._registry.drop, self._registry.ids, self._registry.last
 
     # -- setup -------------------------------------------------------------------------------
     def startup(self, host: HostStartup) -> None:
@@ -112,10 +110,6 @@ class Runtime:
         """Pin a config (a CLI's --config), or go back to the config files with None."""
         self._config.pin(config)
 
-    def use_store(self, store: Any) -> None:
-        """Persist to ``store`` (``persistence.USER_STORE`` for the user's database), or nowhere with None."""
-        self._persistence.use(store)
-
     # -- the request path --------------------------------------------------------------------
     def prepare(
         self,
@@ -129,9 +123,9 @@ class Runtime:
     ) -> Outgoing | None:
         """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
-        ``continuity``: what the host says of the list since the last call (the bridge's verdict
-        on its delta: resent from an index, rewritten), None when it says nothing. ``since``: the token of the patches the caller already holds (from the
-        previous :class:`Outgoing`); when still valid only newer patches are returned.
+        ``continuity``: what the host says of the list since the last call (the bridge's verdict on
+        its delta), None when it says nothing. ``since``: the token of the patches the caller holds
+        (from the previous :class:`Outgoing`); when still valid only newer patches are returned.
         ``request=False``: sync without scheduling a request (a command reads the state).
         Raises on an internal failure: callers fail open (send the request unpruned).
         """
@@ -139,47 +133,30 @@ class Runtime:
         if not config.enabled:
             return None
         session = self._session(session_id, config)
-        with self._locked(session) as state:
+        with self._registry.locked(session) as state:
             host_model = self._host_model(model)
             verdict = state.update(messages, continuity, request=request, model=host_model)
-            session.model = self._model_for(model, state.latest_model)
+            # The newest model a message names, blanks filled from the host's, then the startup one.
+            known = request_model(state.latest_model, host_model)
+            session.model = None if known == ModelRef() else known
             try:
-                patches, incremental = self._plan(state, messages, since, verdict)
+                patches, incremental = state.patches(messages, since, verdict)
             except Desync:
                 # A safety net behind the verdict: it said the list continues, yet a decided call
                 # moved (a host that rewrote without saying so). Walked again as rewritten, once.
                 verdict = state.update(messages, Continuity.REWRITTEN, request=request, model=host_model)
-                patches, incremental = self._plan(state, messages, None, verdict)
+                patches, incremental = state.patches(messages, None, verdict)
             token = (state.epoch, len(state.applied))
             outgoing = Outgoing(
                 session_id, state.epoch, patches, incremental, token, session.model, state.saved_tokens, state.in_force_count
             )
-            with self._lock:
-                self._last[session_id] = outgoing
-        self._evict(session_id)
+            self._registry.remember(outgoing)
+        self._registry.evict(session_id)
         return outgoing
-
-    @staticmethod
-    def _plan(
-        state: SessionState, messages: Sequence[Message], since: tuple[int, int] | None, verdict: Continuity
-    ) -> tuple[Patches, bool]:
-        if (
-            since is not None
-            and since[0] == state.epoch
-            and 0 <= since[1] <= len(state.applied)
-            and not kept_went_stale(state.applied[: since[1]], messages, verdict)
-        ):
-            return plan(messages, state.applied[since[1] :], since_token=True), True
-        return plan(messages, state.applied), False
 
     def _host_model(self, model: ModelRef | None) -> ModelRef:
         """The host's model for a request, blanks filled from the startup one."""
         return (model or ModelRef()).merged_over(self._startup_model)
-
-    def _model_for(self, model: ModelRef | None, named: ModelRef | None) -> ModelRef | None:
-        """The request's model: the newest a message names, blanks filled from the host's, then the startup one."""
-        known = request_model(named, self._host_model(model))
-        return None if known == ModelRef() else known
 
     def finish(self, outgoing: Outgoing, messages: Sequence[Message], *, request: bool = True) -> ContextSnapshot | None:
         """Bookkeeping of a sent request (see :class:`.Bookkeeper`), then its checkpoint when due; never raises.
@@ -187,10 +164,10 @@ class Runtime:
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
         try:
-            session = self._find(outgoing.session_id)
+            session = self._registry.find(outgoing.session_id)
             if session is None:
                 return None
-            with self._locked(session) as state:
+            with self._registry.locked(session) as state:
                 notify = request and state.config.context_budget.notify
                 snapshot, tip = self._books.record(session, messages, request=request)
                 if request:
@@ -221,94 +198,31 @@ class Runtime:
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
 
-    # -- the session registry ----------------------------------------------------------------
-    def _find(self, session_id: str) -> HeldSession | None:
-        with self._lock:
-            return self._sessions.get(session_id)
-
+    # -- the session registry (see SessionRegistry) ------------------------------------------
     def _session(self, session_id: str, config: DcpConfig) -> HeldSession:
-        """The session, made on first sight (see :class:`.FirstSight`); lock it before touching its state."""
-        session = self._find(session_id)
-        behind = session is not None and not session.stored
-        if session is None:
-            made = self._first_sight.make(session_id, config, self.directory, self.project_root)
-            with self._lock:  # another thread may have made it meanwhile: theirs wins
-                session = self._sessions.setdefault(session_id, made)
-                self._lru.touch(session_id)
-        else:
-            with self._lock:
-                self._lru.touch(session_id)
-        with self._locked(session) as state:
-            if behind:
-                self._first_sight.catch_up(session)
-            state.reconfigure(config)
-        return session
-
-    @contextmanager
-    def _locked(self, session: HeldSession) -> Iterator[SessionState]:
-        """Hold one session's lock; a session made before the host asked for the tools learns of them here."""
-        with session.lock:
-            if self._tools.offered:
-                session.state.offer_tools(True)
-            yield session.state
-
-    def _evict(self, keep: str) -> None:
-        """Drop the sessions unused for ``idle_seconds`` and the least recently used beyond ``max_sessions``."""
-        with self._lock:
-            victims = self._lru.to_drop(keep)
-        for session_id in victims:
-            self.drop(session_id)
-
-    def drop(self, session_id: str) -> None:
-        """Forget a session (its saved state stays in the store; it is restored on next sight)."""
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-            self._last.pop(session_id, None)
-            self._lru.forget(session_id)
-        if session is not None:
-            with session.lock:
-                self._checkpoints.save_if_due(session, final=True)
-        self._persistence.forget(session_id)
-
-    def session_ids(self) -> list[str]:
-        """The sessions this runtime holds."""
-        with self._lock:
-            return list(self._sessions)
-
-    def last_outgoing(self, session_id: str) -> Outgoing | None:
-        """What the latest request of a session wrote (replay and benchmarks undo and count it)."""
-        with self._lock:
-            return self._last.get(session_id)
-
-    def wait_for_notices(self, timeout: float = 10.0) -> bool:
-        """Block until the news handed to the host's notify so far was delivered (see ``Notifier.news``)."""
-        return self.notifier.wait(timeout)
-
-    def wait_for_checkpoints(self) -> None:
-        """Block until every queued checkpoint is on disk."""
-        self._checkpoints.wait()
+        return self._registry.get(session_id, config, self.directory, self.project_root)
 
     # -- the user's operations ---------------------------------------------------------------
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
-        session = self._find(session_id)
+        session = self._registry.find(session_id)
         if session is not None:
-            with self._locked(session) as state:
+            with self._registry.locked(session) as state:
                 state.restart()
 
     def view(self, session_id: str) -> SessionView | None:
         """A read-only picture of a session (frozen rows of its calls and decisions), None when it was never seen."""
-        session = self._find(session_id)
+        session = self._registry.find(session_id)
         if session is None:
             return None
-        with self._locked(session):
+        with self._registry.locked(session):
             return session_view(session, self._tools.offered)
 
     def snapshot(self, session_id: str) -> ContextSnapshot | None:
         """The latest context snapshot of a session (restored from the store when not seen yet)."""
-        session = self._find(session_id)
+        session = self._registry.find(session_id)
         if session is not None:
-            with self._locked(session):
+            with self._registry.locked(session):
                 return session.budget.latest
         return stored_snapshot(self._persistence.load(session_id).snapshot)
 
@@ -320,42 +234,23 @@ class Runtime:
         """
         try:
             enabled = self.config().context_budget.compaction.enabled
-            session = self._find(session_id)
+            session = self._registry.find(session_id)
             return session.budget.compaction_advice(enabled, self._summarize, list(messages or [])) if session else None
         except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
             log.exception("dcp: compaction advice failed")
             return None
 
-    def flush(self) -> None:
-        """Write the queued statistics now (they otherwise go out at most every few seconds and at exit)."""
-        self._persistence.flush(force=True)
-
-    def stored_stats(self, session_id: str) -> tuple[store_mod.Stats | None, store_mod.Stats | None]:
-        """(this session's, all sessions') statistics from the store; (None, None) without one."""
-        return self._persistence.stats(session_id)
-
-    def store_busy(self) -> bool:
-        """Whether the store's latest answer was that another process holds its file locked."""
-        return self._persistence.busy()
-
     def sweep(self, session_id: str, messages: Sequence[Message], count: int | None) -> SweepOutcome | None:
         """Prune every finished call since the last user message (or the last ``count`` calls) at once."""
-        session = self._find(session_id)
+        session = self._registry.find(session_id)
         if session is None:
             return None
-        with self._locked(session) as state:
+        with self._registry.locked(session) as state:
             selection = state.sweep_plan(messages, count)
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             self._books.record_applied(state)
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
-        return SweepOutcome(
-            selection.count,
-            prune_rows(swept),
-            call_rows(selection.eligible),
-            skip_rows(selection.skipped),
-            MappingProxyType(dict(selection.inputs)),
-            state.directory,
-        )
+        return SweepOutcome.of(selection, swept, state.directory)
 
     def pin(self, session_id: str, idents: Sequence[str], pinned: bool = True) -> PinOutcome | None:
         """Pin (or unpin) the calls the short ids name in the session as last synced; None for an unknown session.
@@ -364,22 +259,14 @@ class Runtime:
         that carried a placeholder goes out whole again, and an unpinned one may be pruned again.
         Pins are saved at once, like sweeps.
         """
-        session = self._find(session_id)
+        session = self._registry.find(session_id)
         if session is None:
             return None
-        with self._locked(session) as state:
+        with self._registry.locked(session) as state:
             found, unknown = state.calls_named(idents)
-            pruned = {r.call_id for r in found if restorable(r)}  # a placeholder is written for it now
-            rows = [call_row(r) for r in found]
             changed = set(state.pin([r.call_id for r in found], pinned))
         self._persistence.record_pins(session_id, {call_id: pinned for call_id in changed})
-        return PinOutcome(
-            pinned,
-            tuple(r for r in rows if r.call_id in changed),
-            tuple(r for r in rows if r.call_id not in changed),
-            tuple(unknown),
-            tuple(r for r in rows if r.call_id in changed and r.call_id in pruned),
-        )
+        return PinOutcome.of(pinned, found, changed, unknown)
 
     def sync_for_command(
         self, session_id: str, messages: Sequence[Message] | None, model: ModelRef | None
@@ -395,14 +282,6 @@ class Runtime:
         return self.finish(outgoing, messages, request=False) if outgoing is not None else None
 
     # -- the model's tools (see ToolService) -------------------------------------------------
-    def tool_definitions(self) -> list[dict[str, Any]]:
-        """The tools to offer the model; asking says the host offers them (sessions then write prunable lists)."""
-        return self._tools.definitions()
-
-    def system_text(self) -> str | None:
-        """What to add to the system prompt while the tools are offered: the same text on every request."""
-        return self._tools.system_text()
-
     def execute_tool(
         self,
         session_id: str,
@@ -414,5 +293,5 @@ class Runtime:
         model: ModelRef | None = None,
     ) -> ToolResult | None:
         """Run a call of discard, extract or restore (see :meth:`.ToolService.execute`); None for another tool."""
-        opened = lambda config: self._locked(self._session(session_id, config))  # noqa: E731 - opened only when run
+        opened = self._registry.opener(session_id, self.directory, self.project_root)
         return self._tools.execute(name, arguments, messages, call_id, opened, self._host_model(model))

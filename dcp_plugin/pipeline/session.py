@@ -20,10 +20,12 @@ from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
+from dcp_plugin.pipeline.freshness import kept_went_stale
 from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.ids import normalize_id
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import REFUSED, Call, ListPoint, ModelTools, Scope, Tally, Verdict, judge
+from dcp_plugin.pipeline.patches import Patches, plan
 from dcp_plugin.pipeline.protection import PathProtector, absolute_path, extract_paths
 from dcp_plugin.pipeline.scheduler import Point, PointCost, Scheduler
 from dcp_plugin.pipeline.strategies import (
@@ -223,6 +225,21 @@ class SessionState:
         return self.scheduler.saved
 
     # -- the request path --------------------------------------------------------------------
+    def patches(
+        self, messages: Sequence[Message], since: tuple[int, int] | None, verdict: Continuity
+    ) -> tuple[Patches, bool]:
+        """The decisions in force paired with ``messages``: only those newer than ``since`` (a caller's token) when
+        it still holds, with whether that was so. Raises Desync when a decided call moved."""
+        applied = self.applied
+        if (
+            since is not None
+            and since[0] == self.epoch
+            and 0 <= since[1] <= len(applied)
+            and not kept_went_stale(applied[: since[1]], messages, verdict)
+        ):
+            return plan(messages, applied[since[1] :], since_token=True), True
+        return plan(messages, applied), False
+
     def update(
         self,
         messages: Sequence[Message],

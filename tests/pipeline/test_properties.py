@@ -218,7 +218,7 @@ def decisions(runtime: Runtime) -> dict[tuple[str, str], str]:
 def reference(runtime: Runtime, messages: list[dict[str, Any]], config: DcpConfig) -> dict[tuple[str, str], str]:
     """The reference semantics of ``messages``, told what the runtime's cache scheduler wrote when."""
     # The chain of decisions each one replaced says what was written when: the live decisions, not the view's rows.
-    in_force = [d for sid in runtime.session_ids() for d in runtime._sessions[sid].state.in_force()]  # noqa: SLF001
+    in_force = [d for sid in runtime.session_ids() for d in runtime._registry.find(sid).state.in_force()]  # noqa: SLF001
     return reference_decisions(messages, config, PROJECT, written_by(in_force) if config.cache.scheduler else None)
 
 

@@ -213,5 +213,5 @@ def test_the_verdict_given_when_a_call_runs_is_the_one_found_in_the_history(seed
     fresh.tool_definitions()
     hook_transform(fresh, {}, {"messages": copy.deepcopy(history)})
     for host in (runtime, fresh):
-        verdicts = host._sessions[session].state.tools.verdicts  # noqa: SLF001 - the verdicts are what is compared
+        verdicts = host._registry.find(session).state.tools.verdicts  # noqa: SLF001 - the verdicts are what is compared
         assert {c: v.accepted for c, v in verdicts.items()} == told
