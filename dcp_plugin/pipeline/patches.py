@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import itertools
 import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple, cast, overload
@@ -114,6 +113,24 @@ class _Rows:
         self.writes.fields.append(decision.field)
         self.writes.values.append(value)
 
+    def remove(self, decision: Decision) -> None:
+        """Take a decision's row out, if it has one (it was superseded)."""
+        try:
+            index = self.decisions.index(decision)  # decisions compare by identity
+        except ValueError:
+            return
+        for column in (self.decisions, self.messages, self.parts, self.calls, self.lengths, *self.writes[:2]):
+            del column[index]
+        self.writes.copies[:] = [i if i < index else i - 1 for i in self.writes.copies if i != index]
+
+    def patches(self, states: list[ToolState]) -> Patches:
+        """Every row's decision and write paired with ``states`` (one per row), on copies of the columns.
+
+        Copies, so that later compiling leaves patches already handed out as they were.
+        """
+        fields, values, copies = self.writes
+        return Patches(self.decisions[:], states, _Writes(fields[:], values[:], copies[:]))
+
 
 class Applied(list[Decision]):
     """The decisions of one epoch in the order applied, with where those in force write (see :func:`plan`).
@@ -139,19 +156,20 @@ class Applied(list[Decision]):
         """A row per decision in force (not superseded, not a withdrawal), in the order applied.
 
         An applied decision is superseded only when the one taking its field over (or the
-        withdrawal of a list) is applied, which appends to this list: the rows are filtered
-        again only then.
+        withdrawal of a list) is applied, which appends to this list: so only the decisions
+        appended since the last call are read, and only the rows those replace are taken out.
         """
         if self._compiled != len(self):
-            rows = _Rows()
-            for decision in self._rows.decisions:
-                if not decision.superseded:
-                    rows.add(decision)
-            for decision in itertools.islice(self, self._compiled, None):
+            rows, fresh = self._rows, self[self._compiled :]
+            for decision in fresh:
+                for taken in (decision.replaces, decision.withdraws):
+                    if taken is not None and taken.superseded:
+                        rows.remove(taken)
+            for decision in fresh:
                 if decision.superseded or decision.withdraws is not None:
                     continue  # a withdrawal is only sent after a client's token, never in a whole set
                 rows.add(decision)
-            self._rows, self._compiled = rows, len(self)
+            self._compiled = len(self)
         return self._rows
 
 
@@ -199,7 +217,7 @@ def _plan_rows(messages: Sequence[Message], rows: _Rows) -> Patches | None:
     except (IndexError, KeyError, TypeError):
         return None
     if not missed:
-        return Patches(rows.decisions[:], states, rows.writes)  # type: ignore[arg-type]  # no None left
+        return rows.patches(states)  # type: ignore[arg-type]  # no None left
     kept = [index for index, state in enumerate(states) if state is not None]
     fields, values = rows.writes.fields, rows.writes.values
     kept_values = [values[i] for i in kept]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from typing import Any
 
@@ -128,11 +129,27 @@ def test_a_decision_superseded_by_a_later_one_leaves_the_compiled_rows() -> None
     applied = state.applied
     plan(MESSAGES, applied)  # compiles the rows
     first = next(d for d in applied if not d.superseded and d.withdraws is None)
+    # Supersession comes with an append: the replacement is applied, and takes the field over.
+    replacement = dataclasses.replace(first, replaces=first)
     first.superseded = True
-    applied.append(first)  # supersession comes with an append (the replacement is applied)
+    applied.append(replacement)
     first_patches = plan(MESSAGES, applied)
     assert first not in first_patches.decisions
+    assert replacement in first_patches.decisions
     assert first_patches == plan(MESSAGES, list(applied))
+
+
+def test_patches_handed_out_keep_their_writes_when_later_decisions_are_compiled() -> None:
+    state = session()
+    applied = state.applied
+    before = plan(MESSAGES, applied)
+    assert before.writes is not None
+    fields, values = list(before.writes.fields), list(before.writes.values)
+    first = next(d for d in applied if not d.superseded and d.withdraws is None)
+    first.superseded = True
+    applied.append(dataclasses.replace(first, replaces=first))
+    plan(MESSAGES, applied)
+    assert (before.writes.fields, before.writes.values) == (fields, values)
 
 
 def test_a_position_that_is_gone_still_raises_desync() -> None:
