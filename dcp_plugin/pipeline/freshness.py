@@ -50,22 +50,30 @@ def still_fits(decision: Decision, state: ToolState) -> bool:
 
 def shrunk_from(value: Any, current: Any, depth: int = 0) -> bool:
     """Whether ``value`` is ``current`` with some strings replaced by shorter placeholders (inputs)."""
-    if type(value) is str and value != current and value.startswith(PLACEHOLDER_PREFIX):
-        return type(current) is str and len(current) > len(value)
+    # Loops, not all() over generators: this runs for each shrunk input on every request.
+    kind = type(value)
+    if kind is str:
+        if value is current:
+            return True
+        if value != current and value.startswith(PLACEHOLDER_PREFIX):
+            return type(current) is str and len(current) > len(value)
+        return bool(value == current)
     if depth > _MAX_DEPTH:
         return bool(value == current)
-    if type(value) is dict:
-        return (
-            type(current) is dict
-            and value.keys() == current.keys()
-            and all(shrunk_from(item, current[key], depth + 1) for key, item in value.items())
-        )
-    if type(value) is list:
-        return (
-            type(current) is list
-            and len(value) == len(current)
-            and all(shrunk_from(a, b, depth + 1) for a, b in zip(value, current, strict=True))
-        )
+    if kind is dict:
+        if type(current) is not dict or value.keys() != current.keys():
+            return False
+        for key, item in value.items():
+            if not shrunk_from(item, current[key], depth + 1):
+                return False
+        return True
+    if kind is list:
+        if type(current) is not list or len(value) != len(current):
+            return False
+        for item, now in zip(value, current, strict=True):
+            if not shrunk_from(item, now, depth + 1):
+                return False
+        return True
     return bool(value == current)
 
 

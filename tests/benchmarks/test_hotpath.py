@@ -16,6 +16,7 @@ from benchmarks.harness import BenchHost
 from benchmarks.report import MACHINE_LABEL, YARDSTICK_TITLE
 from benchmarks.runner import run, warm_count
 from benchmarks.sessions import generated
+from benchmarks.targets import evaluate
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.sessionfile import SessionFileError
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
@@ -124,7 +125,30 @@ def test_targets_not_measured_are_reported_as_unknown(result: dict[str, Any]) ->
     assert met["busy session, a restarted host's first request (checkpoint) / json.dumps at 20,000"] is None
     assert met["busy session, cold request / json.dumps of that list before any request at 20,000"] is None
     assert met["busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000"] is None
-    assert len(met) == 11
+    assert met["busy session, warm request as % of json.dumps at 20,000"] is None
+    assert met[BOTH] is None
+    assert len(met) == 13
+
+
+BOTH = "busy session, warm <= 5 % of json.dumps and first sight <= 1.5 x json.dumps, same run, at 20,000"
+
+
+def busy_row(warm_percent: float, cold_per_dumps: float) -> dict[str, Any]:
+    """A busy 20,000-message row with just what the targets read."""
+    timing = {"median": 1.0, "p95": 1.0}
+    return {
+        "source": "busy", "messages": 20_000, "warm_fresh_copy_ms": timing, "json_dumps_ms": timing,
+        "warm_fresh_copy_percent_of_unpruned_json_dumps": 1.0, "cold_per_json_dumps": cold_per_dumps,
+        "restart_per_json_dumps": 0.1, "cold_per_quiet_json_dumps": 1.0, "restart_per_quiet_json_dumps": 0.1,
+        "warm_percent_of_json_dumps": {"median": warm_percent, "p95": warm_percent},
+        "memory": {"mb_per_1000_calls": 0.5},
+    }
+
+
+@pytest.mark.parametrize(("warm", "cold", "met"), [(4.0, 1.2, True), (6.0, 1.2, False), (4.0, 1.8, False)])
+def test_warm_and_first_sight_count_as_met_only_together(warm: float, cold: float, met: bool) -> None:
+    targets = {t["target"]: t for t in evaluate([busy_row(warm, cold)])}
+    assert targets[BOTH]["met"] is met
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:

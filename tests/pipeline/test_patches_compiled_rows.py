@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.pipeline.patches import Applied, Desync, Patches, plan
+from dcp_plugin.pipeline.patches import Applied, Desync, Patches, apply, plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 from tests.support.helpers import make_config
@@ -61,6 +62,19 @@ CHANGES = st.sampled_from(
 )
 
 
+def host_edited(edits: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    messages = copy.deepcopy(MESSAGES)
+    in_force = STATE.in_force()
+    for which, what in edits:
+        record = in_force[which % len(in_force)].record
+        part = messages[record.message_index]["parts"][record.part_index]
+        if what == "call-id-only-in-id":
+            part["id"] = part.pop("callID", part.get("id"))
+        else:
+            change(part["state"], what)
+    return messages
+
+
 def planned_both(messages: list[dict[str, Any]], applied: Applied) -> tuple[Patches | type[Desync], Patches | type[Desync]]:
     results: list[Patches | type[Desync]] = []
     for decisions in (applied, list(applied)):
@@ -79,19 +93,35 @@ def test_the_arbiter_keeps_its_applied_decisions_in_a_compiled_list() -> None:
 @settings(max_examples=80, deadline=None)
 @given(edits=st.lists(st.tuples(st.integers(0, 10_000), CHANGES), max_size=12))
 def test_compiled_plan_equals_the_general_loop_whatever_the_host_changed(edits: list[tuple[int, str]]) -> None:
-    messages = copy.deepcopy(MESSAGES)
-    in_force = STATE.in_force()
-    for which, what in edits:
-        record = in_force[which % len(in_force)].record
-        part = messages[record.message_index]["parts"][record.part_index]
-        if what == "call-id-only-in-id":
-            part["id"] = part.pop("callID", part.get("id"))
-        else:
-            change(part["state"], what)
+    messages = host_edited(edits)
     fast, general = planned_both(messages, STATE.applied)
     assert fast == general
     if isinstance(fast, Patches) and isinstance(general, Patches):
         assert all(a is b for a, b in zip(fast.states, general.states, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), CHANGES), max_size=12))
+def test_applying_compiled_patches_writes_what_the_general_loop_writes(edits: list[tuple[int, str]]) -> None:
+    fast_messages, general_messages = host_edited(edits), host_edited(edits)
+    try:
+        fast = plan(fast_messages, STATE.applied)
+        general = plan(general_messages, list(STATE.applied))
+    except Desync:
+        return
+    apply(fast)
+    apply(general)
+    assert fast_messages == general_messages
+
+
+def test_an_applied_input_is_a_copy_of_the_decided_value() -> None:
+    messages = copy.deepcopy(MESSAGES)
+    patches = plan(messages, STATE.applied)
+    assert patches.writes is not None
+    apply(patches)
+    inputs = [(d, s) for d, s in patches if isinstance(d.value, dict)]
+    assert inputs
+    assert all(s[d.field] == d.value and s[d.field] is not d.value for d, s in inputs)
 
 
 def test_a_decision_superseded_by_a_later_one_leaves_the_compiled_rows() -> None:
@@ -99,11 +129,27 @@ def test_a_decision_superseded_by_a_later_one_leaves_the_compiled_rows() -> None
     applied = state.applied
     plan(MESSAGES, applied)  # compiles the rows
     first = next(d for d in applied if not d.superseded and d.withdraws is None)
+    # Supersession comes with an append: the replacement is applied, and takes the field over.
+    replacement = dataclasses.replace(first, replaces=first)
     first.superseded = True
-    applied.append(first)  # supersession comes with an append (the replacement is applied)
+    applied.append(replacement)
     first_patches = plan(MESSAGES, applied)
     assert first not in first_patches.decisions
+    assert replacement in first_patches.decisions
     assert first_patches == plan(MESSAGES, list(applied))
+
+
+def test_patches_handed_out_keep_their_writes_when_later_decisions_are_compiled() -> None:
+    state = session()
+    applied = state.applied
+    before = plan(MESSAGES, applied)
+    assert before.writes is not None
+    fields, values = list(before.writes.fields), list(before.writes.values)
+    first = next(d for d in applied if not d.superseded and d.withdraws is None)
+    first.superseded = True
+    applied.append(dataclasses.replace(first, replaces=first))
+    plan(MESSAGES, applied)
+    assert (before.writes.fields, before.writes.values) == (fields, values)
 
 
 def test_a_position_that_is_gone_still_raises_desync() -> None:
