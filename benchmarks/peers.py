@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import readme_tables
+from dcp_plugin.cli.replay import PRICING_CHOICES
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.replay.anchors import AnchorTotals
 from dcp_plugin.replay.peer_replay import Outcome, Session, replay_ours, replay_rule
@@ -231,6 +232,14 @@ def run(sessions: Sequence[Session], configs: Sequence[tuple[str, DcpConfig]],
     return data
 
 
+def use_pricings(pricings: tuple[str, ...]) -> None:
+    """Price this run's replays, and show its tables' columns, under ``pricings`` (the first one counts tokens)."""
+    global PRICINGS, COLUMNS
+    PRICINGS = pricings
+    COLUMNS = ("policy", *(f"net, {p}" for p in PRICINGS), *(f"after re-reads, {p}" for p in PRICINGS),
+               *COLUMNS[COLUMNS.index("tokens saved"):])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -242,10 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every outcome and row as JSON here")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="sessions replayed at once, each in a process of its own (default: one per CPU)")
+    parser.add_argument("--pricing", action="append", choices=PRICING_CHOICES[1:], metavar="P",
+                        help="price under these instead of Anthropic's and OpenAI's (repeatable; one of "
+                             f"{', '.join(PRICING_CHOICES[1:])}), e.g. anthropic-1h for a 1-hour cache")
     parser.add_argument("--readme", type=Path, metavar="README",
                         help="also replay the configs README's tables name; exit 1 when a figure there is not "
                              "the one measured")
     args = parser.parse_args(argv)
+    if args.pricing and args.readme is not None:
+        parser.error("--readme checks README's figures, which are priced the default way: leave out --pricing")
+    if args.pricing:
+        use_pricings(tuple(dict.fromkeys(args.pricing)))
     err = Console(stderr=True)
     paths = list(args.files) + corpus_sessions(args.corpus)
     if not corpus_sessions(args.corpus):

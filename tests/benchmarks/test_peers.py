@@ -183,6 +183,25 @@ def test_the_benchmark_puts_every_peer_beside_the_plugin(tmp_path, capsys):
     assert "edit anchors lost" in captured.out
 
 
+def test_pricing_prices_the_run_and_names_its_columns_under_the_pricings_given(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(peers, "PRICINGS", peers.PRICINGS)
+    monkeypatch.setattr(peers, "COLUMNS", peers.COLUMNS)
+    out = tmp_path / "peers.json"
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"info": {}, "messages": session([12, 12], size=20_000)}))
+    argv = [str(path), "--corpus", str(tmp_path / "absent"), "--json", str(out), "--pricing", "anthropic-1h"]
+    assert peers.main(argv) == 0
+    assert {o["pricing"] for o in json.loads(out.read_text())["sessions"]} == {"anthropic-1h"}
+    assert "net, anthropic-1h" in peers.COLUMNS and "net, openai" not in peers.COLUMNS
+    assert "anthropic-1h" in capsys.readouterr().out
+
+
+def test_pricing_with_readme_is_refused_since_readmes_figures_are_priced_the_default_way(capsys):
+    with pytest.raises(SystemExit):
+        peers.main(["--pricing", "anthropic-1h", "--readme", str(peers.ROOT / "README.md")])
+    assert "leave out --pricing" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("rule", [LastN, ClearToolUses, OpenCodePrune, LangChainContextEditing])
 def test_a_rule_never_makes_a_result_bigger(rule: Any):
     messages = session([3, 40, 5], size=15_000)
