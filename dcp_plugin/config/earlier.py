@@ -55,7 +55,7 @@ def sort_values(text: str, data: Mapping[str, Any]) -> Sorted:
     found = values(body)
     base = _closest(found)
     kept = {path: value for path, value in found.items() if not _same(base.get(path, _MISSING), value)}
-    own = _nest(kept)
+    own = nest(kept)
     if SCHEMA_KEY in data:
         own = {SCHEMA_KEY: data[SCHEMA_KEY], **own}
     return Sorted(own, not kept and set(found) == set(base))
@@ -95,7 +95,8 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _nest(flat: Mapping[KeyPath, Any]) -> dict[str, Any]:
+def nest(flat: Mapping[KeyPath, Any]) -> dict[str, Any]:
+    """Leaf path -> value, as the nested objects a dcp.jsonc holds."""
     nested: dict[str, Any] = {}
     for path, value in flat.items():
         node = nested

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.config import upgrade as upgrade_mod
 from dcp_plugin.config.earlier import MARKER, earlier_defaults, sort_values
+from dcp_plugin.config.earlier import nest as nested
 from dcp_plugin.config.layering import leaves
 from dcp_plugin.config.loader import combine, load_layer, plain
 from dcp_plugin.config.misplaced import misplaced_files
@@ -36,14 +37,6 @@ TRIGGER = ("strategies", "maskOldOutputs", "trigger")
 Host = tuple[ConfigSource, list[str]]
 
 
-def nested(flat: dict[KeyPath, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for path, value in flat.items():
-        node = out
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
-    return out
 
 
 def earlier_file(index: int, edits: dict[KeyPath, Any] | None = None, *, header: str = EARLIER_HEADER) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dcp_plugin.config.earlier import nest as nested
 from dcp_plugin.config.loader import combine, load_layer, plain
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.config.parse import MAX_JSON5_BYTES, blank_comments, parse_text
@@ -63,14 +64,6 @@ def load(text: str, tmp_path: Path) -> DcpConfig:
     return combine([layer]).config
 
 
-def nested(flat: dict[KeyPath, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for path, value in flat.items():
-        node = out
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
-    return out
 
 
 def default_of(path: KeyPath) -> Any:
