@@ -59,6 +59,7 @@ class Arbiter:
         self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
         self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
         self._newest_list: Decision | None = None  # the newest prunable list written
+        self._list_tokens = (0, 0)  # (len(applied) when summed, the sum): asked once per request
 
     # -- proposals ---------------------------------------------------------------------------
     def propose(self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit) -> None:
@@ -193,6 +194,16 @@ class Arbiter:
     def in_force(self) -> list[Decision]:
         """The applied prunes whose placeholders are written now, in the order applied (lists are not prunes)."""
         return [d for d in self.applied if not d.superseded and not d.is_list]
+
+    def list_tokens(self) -> int:
+        """Tokens the prunable lists in force add to every request."""
+        # A list stops being in force only when the decision replacing or withdrawing it is
+        # applied, which appends to ``applied``: the sum holds while the length does.
+        count, tokens = self._list_tokens
+        if count != len(self.applied):
+            tokens = -sum(d.tokens_saved for d in self.applied if d.is_list and not d.superseded)
+            self._list_tokens = (len(self.applied), tokens)
+        return tokens
 
     def waiting(self) -> list[Decision]:
         """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""

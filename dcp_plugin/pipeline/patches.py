@@ -36,11 +36,11 @@ class Patches(Sequence[Patch]):
 
     def __init__(
         self,
-        decisions: list[Decision] | None = None,
+        decisions: Sequence[Decision] | None = None,
         states: list[ToolState] | None = None,
         writes: _Writes | None = None,
     ) -> None:
-        self.decisions: list[Decision] = decisions if decisions is not None else []
+        self.decisions: Sequence[Decision] = decisions if decisions is not None else []
         self.states: list[ToolState] = states if states is not None else []
         self.writes = writes
 
@@ -63,7 +63,7 @@ class Patches(Sequence[Patch]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Patches):
-            return self.decisions == other.decisions and self.states == other.states
+            return list(self.decisions) == list(other.decisions) and self.states == other.states
         if isinstance(other, (list, tuple)):
             return list(self) == list(other)
         return NotImplemented
@@ -77,9 +77,9 @@ class Patches(Sequence[Patch]):
 class _Writes(NamedTuple):
     """What :func:`apply` stores, one entry per patch: the field, the value, and where a value is a dict to copy."""
 
-    fields: list[str]
-    values: list[Value]
-    copies: list[int]
+    fields: Sequence[str]
+    values: Sequence[Value]
+    copies: Sequence[int]
 
 
 class _Rows:
@@ -89,7 +89,7 @@ class _Rows:
     warm request) the patches reuse the decision, field and value columns as they are.
     """
 
-    __slots__ = ("decisions", "messages", "parts", "calls", "lengths", "writes")
+    __slots__ = ("decisions", "messages", "parts", "calls", "lengths", "fields", "values", "copies", "_frozen")
 
     def __init__(self) -> None:
         self.decisions: list[Decision] = []
@@ -97,21 +97,25 @@ class _Rows:
         self.parts: list[int] = []  # part index
         self.calls: list[str] = []  # the call id the part must carry
         self.lengths: list[int] = []  # the length of a whole output placeholder, or -1
-        self.writes = _Writes([], [], [])
+        self.fields: list[str] = []  # the field each row writes
+        self.values: list[Value] = []  # the value it writes there
+        self.copies: list[int] = []  # the rows whose value is a dict, stored as a copy
+        self._frozen: tuple[tuple[Decision, ...], _Writes] | None = None
 
     def add(self, decision: Decision) -> None:
         """Compile one decision in force."""
+        self._frozen = None
         record, value = decision.record, decision.value
         whole = decision.cuts is None and decision.field == "output" and type(value) is str
         if type(value) is dict:
-            self.writes.copies.append(len(self.decisions))
+            self.copies.append(len(self.decisions))
         self.decisions.append(decision)
         self.messages.append(record.message_index)
         self.parts.append(record.part_index)
         self.calls.append(record.call_id)
         self.lengths.append(len(value) if whole else -1)
-        self.writes.fields.append(decision.field)
-        self.writes.values.append(value)
+        self.fields.append(decision.field)
+        self.values.append(value)
 
     def remove(self, decision: Decision) -> None:
         """Take a decision's row out, if it has one (it was superseded)."""
@@ -119,17 +123,23 @@ class _Rows:
             index = self.decisions.index(decision)  # decisions compare by identity
         except ValueError:
             return
-        for column in (self.decisions, self.messages, self.parts, self.calls, self.lengths, *self.writes[:2]):
+        self._frozen = None
+        for column in (self.decisions, self.messages, self.parts, self.calls, self.lengths, self.fields, self.values):
             del column[index]
-        self.writes.copies[:] = [i if i < index else i - 1 for i in self.writes.copies if i != index]
+        self.copies[:] = [i if i < index else i - 1 for i in self.copies if i != index]
 
     def patches(self, states: list[ToolState]) -> Patches:
-        """Every row's decision and write paired with ``states`` (one per row), on copies of the columns.
+        """Every row's decision and write paired with ``states`` (one per row), on frozen copies of the columns.
 
-        Copies, so that later compiling leaves patches already handed out as they were.
+        Frozen, so that later compiling leaves patches already handed out as they were; kept until
+        the rows change, because a new copy per request would be thousands of fresh references
+        that the cyclic collector's next young pass walks one by one (each a miss in memory).
         """
-        fields, values, copies = self.writes
-        return Patches(self.decisions[:], states, _Writes(fields[:], values[:], copies[:]))
+        frozen = self._frozen
+        if frozen is None:
+            writes = _Writes(tuple(self.fields), tuple(self.values), tuple(self.copies))
+            frozen = self._frozen = (tuple(self.decisions), writes)
+        return Patches(frozen[0], states, frozen[1])
 
 
 class Applied(list[Decision]):
@@ -219,7 +229,7 @@ def _plan_rows(messages: Sequence[Message], rows: _Rows) -> Patches | None:
     if not missed:
         return rows.patches(states)  # type: ignore[arg-type]  # no None left
     kept = [index for index, state in enumerate(states) if state is not None]
-    fields, values = rows.writes.fields, rows.writes.values
+    fields, values = rows.fields, rows.values
     kept_values = [values[i] for i in kept]
     return Patches(
         [rows.decisions[i] for i in kept],

@@ -593,7 +593,7 @@ class SessionState:
     @property
     def list_tokens(self) -> int:
         """Tokens the prunable lists written in this epoch add to every request."""
-        return -sum(d.tokens_saved for d in self.arbiter.applied if d.is_list and not d.superseded)
+        return self.arbiter.list_tokens()
 
     @property
     def cost_totals(self) -> CostTotals:

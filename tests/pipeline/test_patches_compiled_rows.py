@@ -149,7 +149,7 @@ def test_patches_handed_out_keep_their_writes_when_later_decisions_are_compiled(
     first.superseded = True
     applied.append(dataclasses.replace(first, replaces=first))
     plan(MESSAGES, applied)
-    assert (before.writes.fields, before.writes.values) == (fields, values)
+    assert (list(before.writes.fields), list(before.writes.values)) == (fields, values)
 
 
 def test_a_position_that_is_gone_still_raises_desync() -> None:
