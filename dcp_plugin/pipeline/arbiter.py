@@ -59,7 +59,8 @@ class Arbiter:
         self._young: list[tuple[int, int, int, CallRecord, str, Edit]] = []
         self._young_order = itertools.count()  # ties between strategies on one call keep strategy order
         self._newest_list: Decision | None = None  # the newest prunable list written
-        self._list_tokens = (0, 0)  # (len(applied) when summed, the sum): asked once per request
+        # The applied lists not superseded when last asked, and how much of ``applied`` that covers.
+        self._lists: tuple[int, list[Decision]] = (0, [])
 
     # -- proposals ---------------------------------------------------------------------------
     def propose(self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit) -> None:
@@ -197,13 +198,15 @@ class Arbiter:
 
     def list_tokens(self) -> int:
         """Tokens the prunable lists in force add to every request."""
-        # A list stops being in force only when the decision replacing or withdrawing it is
-        # applied, which appends to ``applied``: the sum holds while the length does.
-        count, tokens = self._list_tokens
-        if count != len(self.applied):
-            tokens = -sum(d.tokens_saved for d in self.applied if d.is_list and not d.superseded)
-            self._list_tokens = (len(self.applied), tokens)
-        return tokens
+        # Asked once per request: only the decisions applied since are read, and the few lists
+        # still in force then (a list is superseded only when another decision is applied).
+        count, lists = self._lists
+        applied = self.applied
+        if count != len(applied):
+            lists = [d for d in lists if not d.superseded]
+            lists += [d for d in applied[count:] if d.is_list and not d.superseded]
+            self._lists = (len(applied), lists)
+        return -sum(d.tokens_saved for d in lists)
 
     def waiting(self) -> list[Decision]:
         """Decisions whose placeholders wait for the cache to expire or for their batch to pay."""
