@@ -44,6 +44,7 @@ class BenchHost:
         # machine's config files) and no store (nothing written into the user's data directory).
         self.pm, self.runtime = plugin_host(directory, config)
         self._hook = self.pm.hook.chat_messages_transform
+        self._sent = 0  # messages in the latest request: what a vouching host says is unchanged
         # The history stands for the host's own heap: frozen, so that a collection triggered
         # during a request scans what the plugin allocated, not 20,000 messages of host data.
         gc.collect()
@@ -62,16 +63,29 @@ class BenchHost:
     def forget(self) -> None:
         """Drop the session so the next request is a cold one."""
         self.runtime.drop(self.session_id)
+        self._sent = 0
 
-    def request(self, count: int, keep: bool = False) -> float:
+    def _input(self, count: int, vouch: bool) -> dict[str, Any]:
+        """The hook's input; with ``vouch``, the host's word that the messages of its previous request are unchanged.
+
+        True of this host: after every request the fields the plugin wrote are put back.
+        """
+        hook_input: dict[str, Any] = {"sessionID": self.session_id}
+        if vouch and self._sent:
+            hook_input["unchangedBefore"] = min(self._sent, count)
+        self._sent = count
+        return hook_input
+
+    def request(self, count: int, keep: bool = False, vouch: bool = False) -> float:
         """Send the first ``count`` messages through the hook; milliseconds it took (restore excluded).
 
-        With ``keep`` the placeholders stay in the working copy until the caller restores them.
+        With ``keep`` the placeholders stay in the working copy until the caller restores them;
+        ``vouch``: the host says which messages are unchanged since its previous request.
         """
         outgoing = self.working[:count]
-        hook = self._hook
+        hook, hook_input = self._hook, self._input(count, vouch)
         start = time.perf_counter()
-        hook(input={"sessionID": self.session_id}, output={"messages": outgoing})
+        hook(input=hook_input, output={"messages": outgoing})
         elapsed = (time.perf_counter() - start) * 1000
         if not keep:
             self.undo()
@@ -83,16 +97,16 @@ class BenchHost:
         if sent is not None:
             undo_patches(self.original, sent.patches)
 
-    def request_fresh(self, count: int) -> float:
-        """Send a fresh copy of the first ``count`` messages; milliseconds it took.
+    def request_fresh(self, count: int, vouch: bool = False) -> float:
+        """Send a fresh copy of the first ``count`` messages; milliseconds it took (``vouch`` as for :meth:`request`).
 
         Building the copy and collecting the garbage it leaves are the host's work, not timed.
         """
         outgoing = working_copy(self.original[:count])
         gc.collect()
-        hook = self._hook
+        hook, hook_input = self._hook, self._input(count, vouch)
         start = time.perf_counter()
-        hook(input={"sessionID": self.session_id}, output={"messages": outgoing})
+        hook(input=hook_input, output={"messages": outgoing})
         return (time.perf_counter() - start) * 1000
 
     def close(self) -> None:

@@ -41,21 +41,30 @@ def _ms(start: float) -> float:
 def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost) -> dict[str, Any]:
     """Through the hook: cold requests at the base size, then warm ones each adding one message.
 
-    The first ``warm`` warm requests reuse the working copy (placeholders undone after each);
-    the rest get a freshly built copy of the history, as a host that re-reads its storage does.
+    ``warm`` pairs of warm requests reuse the working copy (placeholders undone after each); the
+    rest, in pairs too, get a freshly built copy of the history, as a host that re-reads its
+    storage does. Of each pair the first host says nothing, the second vouches for the messages
+    of its previous request (``unchangedBefore``), so that a change of load hits both alike.
     """
     cold: list[float] = []
     for _ in range(repeat):
         host.forget()
         cold.append(host.request(session.base))
-    reused = [host.request(session.base + i) for i in range(1, warm + 1)]
-    fresh = [host.request_fresh(count) for count in range(session.base + warm + 1, len(session.messages) + 1)]
-    resyncs = host.restarts()
+    count = session.base
+    samples: dict[str, list[float]] = {"reused": [], "reused_vouched": [], "fresh": [], "fresh_vouched": []}
+    for kind, pairs in (("reused", warm), ("fresh", (session.extra - 2 * warm) // 2)):
+        send = host.request if kind == "reused" else host.request_fresh
+        for _ in range(pairs):
+            samples[kind].append(send(count + 1))
+            samples[f"{kind}_vouched"].append(send(count + 2, vouch=True))
+            count += 2
     return {
         "cold_ms": summary(cold),
-        "warm_ms": summary(reused),
-        "warm_fresh_copy_ms": summary(fresh),
-        "warm_resyncs": resyncs,
+        "warm_ms": summary(samples["reused"]),
+        "warm_vouched_ms": summary(samples["reused_vouched"]),
+        "warm_fresh_copy_ms": summary(samples["fresh"]),
+        "warm_fresh_copy_vouched_ms": summary(samples["fresh_vouched"]),
+        "warm_resyncs": host.restarts(),
     }
 
 
@@ -292,11 +301,13 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
     finally:
         host.close()
     row.update(yardstick_ratios(row))
-    warm_ms, dumps_ms = row["warm_ms"], row["json_dumps_ms"]
-    row["warm_percent_of_json_dumps"] = {
-        "median": _ratio(warm_ms["median"], dumps_ms["median"], 100),
-        "p95": _ratio(warm_ms["p95"], dumps_ms["median"], 100),
-    }
+    dumps_ms = row["json_dumps_ms"]
+    for key in ("warm", "warm_vouched"):
+        warm_ms = row[f"{key}_ms"]
+        row[f"{key}_percent_of_json_dumps"] = {
+            "median": _ratio(warm_ms["median"], dumps_ms["median"], 100),
+            "p95": _ratio(warm_ms["p95"], dumps_ms["median"], 100),
+        }
     say(f"{session.name}: from scratch, savings, memory")
     start = time.perf_counter()
     scratch = from_scratch(session.messages, session.directory, config)

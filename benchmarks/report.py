@@ -25,11 +25,14 @@ def timing_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the per-request table."""
     header = [
         "session", "messages", "tool calls", "cold ms", "warm ms", "warm ms (fresh copy)", "json.dumps ms", "warm / dumps",
+        "warm ms, host vouching", "fresh copy, host vouching", "vouching warm / dumps",
     ]
     rows = [
         [
             r["name"], f"{r['messages']:,}", f"{r['tool_calls']:,}", _ms(r["cold_ms"]), _ms(r["warm_ms"]),
             _ms(r["warm_fresh_copy_ms"]), _ms(r["json_dumps_ms"]), f"{r['warm_percent_of_json_dumps']['median']:.2f} %",
+            _ms(r["warm_vouched_ms"]), _ms(r["warm_fresh_copy_vouched_ms"]),
+            f"{r['warm_vouched_percent_of_json_dumps']['median']:.2f} %",
         ]
         for r in data["sessions"]
     ]

@@ -23,7 +23,7 @@ WARM_FACTOR = 5
 
 
 def warm_count(repeat: int) -> int:
-    """Warm requests on the reused working copy; ``repeat`` more follow on fresh copies."""
+    """Warm requests on the reused working copy, of each kind (the host saying nothing, then vouching); ``repeat`` pairs follow on fresh copies."""
     return WARM_FACTOR * repeat
 
 
@@ -42,7 +42,7 @@ def sessions(
     sizes: Sequence[int], files: Sequence[Path], repeat: int, busy_sizes: Sequence[int] = ()
 ) -> list[Callable[[], BenchSession]]:
     """Loaders of every session to measure, generated first; loaded one at a time to bound memory."""
-    extra = warm_count(repeat) + repeat
+    extra = 2 * (warm_count(repeat) + repeat)  # each warm request twice: the host saying nothing, then vouching
     loaders: list[Callable[[], BenchSession]] = [partial(generated, size, extra) for size in sizes]
     loaders += [partial(generated, size, extra, busy=True) for size in busy_sizes]
     loaders += [partial(recorded, path, extra) for path in files]

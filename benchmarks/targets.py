@@ -59,17 +59,20 @@ def _at_most(name: str, limit: float, value: float | None) -> dict[str, Any]:
     return _target(name, f"<= {limit:g}", value, None if value is None else value <= limit)
 
 
-def _both_in_one_run(busy: dict[str, Any] | None) -> dict[str, Any]:
+def _both_in_one_run(busy: dict[str, Any] | None, vouched: bool) -> dict[str, Any]:
     """The warm and the first-sight targets of the busy 20,000-message session, met together in one run.
 
-    Warm: % of json.dumps of the request sent; first sight: cold / json.dumps of the same list
-    before pruning. Both come from the same run, so one cannot be bought with load the other missed.
+    Warm: % of json.dumps of the request sent (``vouched``: the host vouching for the messages
+    of its previous request); first sight: cold / json.dumps of the same list before pruning.
+    Both come from the same run, so one cannot be bought with load the other missed.
     """
-    name = "busy session, warm <= 5 % of json.dumps and first sight <= 1.5 x json.dumps, same run, at 20,000"
+    host = "host vouching for its previous request" if vouched else "host saying nothing"
+    name = f"busy session, warm <= 5 % of json.dumps ({host}) and first sight <= 1.5 x json.dumps, same run, at 20,000"
     limit = f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g} % and <= {COLD_PER_DUMPS_AT_20000:g}"
     if busy is None:
         return _target(name, limit, None, None)
-    warm, cold = busy["warm_percent_of_json_dumps"]["median"], busy["cold_per_json_dumps"]
+    key = "warm_vouched_percent_of_json_dumps" if vouched else "warm_percent_of_json_dumps"
+    warm, cold = busy[key]["median"], busy["cold_per_json_dumps"]
     met = warm <= WARM_PERCENT_OF_DUMPS_AT_20000 and cold <= COLD_PER_DUMPS_AT_20000
     return {**_target(name, limit, warm, met), "note": f"warm {warm:g} %, first sight {cold:g} x json.dumps"}
 
@@ -107,7 +110,14 @@ def evaluate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(_at_most(name, limit, busy[key] if busy is not None else None))
     warm = busy["warm_percent_of_json_dumps"]["median"] if busy is not None else None
     out.append(_at_most("busy session, warm request as % of json.dumps at 20,000", WARM_PERCENT_OF_DUMPS_AT_20000, warm))
-    out.append(_both_in_one_run(busy))
+    warm = busy["warm_vouched_percent_of_json_dumps"]["median"] if busy is not None else None
+    out.append(_at_most(
+        "busy session, warm request as % of json.dumps at 20,000, the host vouching for its previous request",
+        WARM_PERCENT_OF_DUMPS_AT_20000,
+        warm,
+    ))
+    out.append(_both_in_one_run(busy, vouched=False))
+    out.append(_both_in_one_run(busy, vouched=True))
     value = max((r["memory"]["mb_per_1000_calls"] for r in rows), default=None)
     out.append(_at_most("session memory per 1,000 tool calls (MB)", MB_PER_1000_CALLS, value))
     return out

@@ -16,6 +16,7 @@ from dcp_plugin.commands.dispatch import answer
 from dcp_plugin.host.hostspec import HostStartup, hookimpl
 from dcp_plugin.host.persistence import user_store_if_kept
 from dcp_plugin.host.runtime import Runtime
+from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message, session_id_of
 from dcp_plugin.model.refs import model_ref
 
@@ -48,10 +49,11 @@ class DcpPlugin:
             hook_input = input if isinstance(input, Mapping) else {}
             session_id = session_id_of(hook_input, messages)
             model = model_ref(hook_input.get("model"))
+            continuity = unchanged_claim(hook_input.get("unchangedBefore"), len(messages))
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: could not read the transform hook's input; the request is sent unchanged")
             return
-        self.runtime.prune(session_id, messages, model=model)
+        self.runtime.prune(session_id, messages, model=model, continuity=continuity)
 
     @hookimpl
     def command_execute_before(self, input: dict[str, Any], output: dict[str, Any]) -> None:
@@ -138,6 +140,19 @@ class DcpPlugin:
             "consecutive_failures": outcome.consecutive_failures,
             "error": outcome.error,
         }
+
+
+def unchanged_claim(value: object, count: int) -> Continuity | None:
+    """The host's ``unchangedBefore`` as a vouched verdict; None when absent, or (with a warning) when not usable."""
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= count:
+        log.warning(
+            "dcp: chat_messages_transform input 'unchangedBefore' must be a whole number from 0 to the number "
+            "of messages sent (%d), got %r; it is ignored and every placeholder is checked", count, value
+        )
+        return None
+    return Continuity.unchanged_before(value)
 
 
 def _names_a_session(hook: str, session_id: object) -> bool:

@@ -103,8 +103,13 @@ def chat_messages_transform(input: dict[str, Any], output: dict[str, Any]) -> No
     the next request (the stored history is never the object mutated here).
 
     ``input`` may carry ``sessionID`` (else it is read from the messages'
-    ``info.sessionID``) and ``model`` (``{"id": ..., "providerID": ..., "limit":
-    {"context": int}}``, the model this request goes to).
+    ``info.sessionID``), ``model`` (``{"id": ..., "providerID": ..., "limit":
+    {"context": int}}``, the model this request goes to) and ``unchangedBefore``: an
+    int ``n``, the host's word that its first ``n`` messages are, in content, those of
+    its previous request of this session (new objects are fine; a cleared, compacted or
+    edited tool state is a change). Placeholders there are then not checked again
+    against their tool states, which makes a request of a long session about twice as
+    fast; without it every placeholder is checked on every request.
 
     Messages should carry ``info.id`` and tool parts ``callID`` (OpenCode's do): the
     plugin recognizes a rewritten history (an undo, a compaction) by them and then

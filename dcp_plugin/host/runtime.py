@@ -124,7 +124,7 @@ class Runtime:
         """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
         ``continuity``: what the host says of the list since the last call (the bridge's verdict on
-        its delta), None when it says nothing. ``since``: the token of the patches the caller holds
+        its delta, a pluggy host's ``Continuity.unchanged_before``), None when it says nothing. ``since``: the token of the patches the caller holds
         (from the previous :class:`Outgoing`); when still valid only newer patches are returned.
         ``request=False``: sync without scheduling a request (a command reads the state).
         Raises on an internal failure: callers fail open (send the request unpruned).
@@ -140,12 +140,12 @@ class Runtime:
             known = request_model(state.latest_model, host_model)
             session.model = None if known == ModelRef() else known
             try:
-                patches, incremental = state.patches(messages, since, verdict)
+                patches, incremental = state.patches(messages, since, verdict, request=request)
             except Desync:
                 # A safety net behind the verdict: it said the list continues, yet a decided call
                 # moved (a host that rewrote without saying so). Walked again as rewritten, once.
                 verdict = state.update(messages, Continuity.REWRITTEN, request=request, model=host_model)
-                patches, incremental = state.patches(messages, None, verdict)
+                patches, incremental = state.patches(messages, None, verdict, request=request)
             token = (state.epoch, len(state.applied))
             outgoing = Outgoing(
                 session_id, state.epoch, patches, incremental, token, session.model, state.saved_tokens, state.in_force_count
@@ -178,14 +178,14 @@ class Runtime:
             log.exception("dcp: post-request bookkeeping failed")
             return None
 
-    def prune(self, session_id: str, messages: list[Message], *, model: ModelRef | None = None) -> None:
+    def prune(self, session_id: str, messages: list[Message], *, model: ModelRef | None = None, continuity: Continuity | None = None) -> None:
         """Prune ``messages`` in place before they are sent (prepare, finish, apply), or leave them untouched.
 
-        For hosts that hand the outgoing list itself. Never raises: on an internal failure the
-        request goes out unpruned.
+        For hosts that hand the outgoing list itself (``continuity``: as for :meth:`prepare`). Never
+        raises: on an internal failure the request goes out unpruned.
         """
         try:
-            outgoing = self.prepare(session_id, messages, model=model) if messages else None
+            outgoing = self.prepare(session_id, messages, model=model, continuity=continuity) if messages else None
             if outgoing is None:
                 return
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned

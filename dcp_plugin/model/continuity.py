@@ -15,6 +15,11 @@ deciding again. Four cases:
 - ``rewritten``: the list does not continue what was seen (an undo, a compaction, another
   content under the same ids): the session starts over on it.
 
+A verdict may also be *vouched* for: the host itself says that its messages before ``start``
+are, in content, those of its previous request (a pluggy host's ``unchangedBefore``), so what
+was checked of them then still holds (``patches.plan`` does not read their tool states again).
+Only the host can say so: the ledger reads message ids, not every tool state.
+
 Two checks stay as safety nets after the verdict, for hosts that resend without saying so: a
 call that finishes in a message an earlier request already carried, and a decided call that
 moved (``patches.Desync``). Each turns the verdict into ``rewritten`` and the walk is redone.
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from dcp_plugin.model.history import HistoryMark
@@ -46,6 +51,7 @@ class Continuity:
 
     change: Change
     start: int = 0
+    vouched: bool = False  # the host says its messages before ``start`` are unchanged in content
 
     REWRITTEN: ClassVar[Continuity]
 
@@ -63,6 +69,11 @@ class Continuity:
     def resent(cls, start: int) -> Continuity:
         """Messages seen before were sent again from ``start`` on (ids unchanged)."""
         return cls(Change.RESENT, start)
+
+    @classmethod
+    def unchanged_before(cls, count: int) -> Continuity:
+        """The host's word: its first ``count`` messages are, in content, those of its previous request."""
+        return cls(Change.RESENT, max(0, count), vouched=True)
 
     @classmethod
     def grown(cls, held: int, count: int) -> Continuity:
@@ -93,7 +104,10 @@ class Continuity:
         return self.start if self.change is Change.RESENT else None
 
     def __str__(self) -> str:
-        return self.change.value if self.change is Change.REWRITTEN else f"{self.change.value}({self.start})"
+        name: str = self.change.value
+        if self.change is Change.REWRITTEN:
+            return name
+        return f"{name}({self.start}{', vouched' if self.vouched else ''})"
 
 
 Continuity.REWRITTEN = Continuity(Change.REWRITTEN)
@@ -113,7 +127,8 @@ def judge(
     nothing. A claimed rewrite is taken as it is; a claimed resend has the ids of the resent
     messages checked (``every_id``: all of them, for a state loaded from disk, whose host may
     have rewritten anything meanwhile). The verdict is relative to what was read, which may be
-    less than the host holds (a session synced up to a tool call only).
+    less than the host holds (a session synced up to a tool call only). A vouched claim gives a
+    vouched verdict (anything but a rewrite).
     """
     if claim is not None and not claim.continues:
         return Continuity.REWRITTEN
@@ -126,5 +141,7 @@ def judge(
         if any(message_id(messages[i]) != ids[i] for i in range(max(0, check_from), count)):
             return Continuity.REWRITTEN
     if resent is not None and resent < count:
-        return Continuity.resent(max(0, resent))
-    return Continuity.grown(count, len(messages))
+        verdict = Continuity.resent(max(0, resent))
+    else:
+        verdict = Continuity.grown(count, len(messages))
+    return replace(verdict, vouched=True) if claim is not None and claim.vouched else verdict

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from dcp_plugin.config.model import TurnProtectionConfig
 from dcp_plugin.model.messages import Message, locate
+from dcp_plugin.pipeline.applied import Applied
 from dcp_plugin.pipeline.decisions import (
     CallRecord,
     CutOutput,
@@ -21,7 +22,6 @@ from dcp_plugin.pipeline.decisions import (
 from dcp_plugin.pipeline.ledger import Ledger
 from dcp_plugin.pipeline.modeltools import ModelTools
 from dcp_plugin.pipeline.modeltools.state import LIST_STRATEGY
-from dcp_plugin.pipeline.patches import Applied
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import collections
 import operator
-from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple, cast, overload
+from collections.abc import Iterator, Sequence
+from typing import cast, overload
 
 from dcp_plugin.model.messages import Message, ToolState, locate
-from dcp_plugin.pipeline.decisions import Decision, Value
+from dcp_plugin.pipeline.applied import FIT, MISSED, UNCHECKED, Applied, Rows, Writes
+from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.freshness import still_fits
 from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
+
+__all__ = ["Applied", "Desync", "Patch", "Patches", "apply", "plan"]
+
+_PARTS = operator.itemgetter("parts")
+_STATE = operator.itemgetter("state")
+_CALL_ID = operator.itemgetter("callID")
 
 
 class Desync(Exception):
@@ -38,7 +45,7 @@ class Patches(Sequence[Patch]):
         self,
         decisions: Sequence[Decision] | None = None,
         states: list[ToolState] | None = None,
-        writes: _Writes | None = None,
+        writes: Writes | None = None,
     ) -> None:
         self.decisions: Sequence[Decision] = decisions if decisions is not None else []
         self.states: list[ToolState] = states if states is not None else []
@@ -74,123 +81,33 @@ class Patches(Sequence[Patch]):
         return f"Patches({list(self)!r})"
 
 
-class _Writes(NamedTuple):
-    """What :func:`apply` stores, one entry per patch: the field, the value, and where a value is a dict to copy."""
-
-    fields: Sequence[str]
-    values: Sequence[Value]
-    copies: Sequence[int]
+def _whole(rows: Rows, states: list[ToolState]) -> Patches:
+    """Every row's decision and write paired with ``states`` (one per row)."""
+    decisions, writes = rows.frozen()
+    return Patches(decisions, states, writes)
 
 
-class _Rows:
-    """The compiled rows of an :class:`Applied` list, as columns: one entry per decision in force.
-
-    Columns rather than a tuple per row: planning zips them, and when every row fits (the usual
-    warm request) the patches reuse the decision, field and value columns as they are.
-    """
-
-    __slots__ = ("decisions", "messages", "parts", "calls", "lengths", "fields", "values", "copies", "_frozen")
-
-    def __init__(self) -> None:
-        self.decisions: list[Decision] = []
-        self.messages: list[int] = []  # message index
-        self.parts: list[int] = []  # part index
-        self.calls: list[str] = []  # the call id the part must carry
-        self.lengths: list[int] = []  # the length of a whole output placeholder, or -1
-        self.fields: list[str] = []  # the field each row writes
-        self.values: list[Value] = []  # the value it writes there
-        self.copies: list[int] = []  # the rows whose value is a dict, stored as a copy
-        self._frozen: tuple[tuple[Decision, ...], _Writes] | None = None
-
-    def add(self, decision: Decision) -> None:
-        """Compile one decision in force."""
-        self._frozen = None
-        record, value = decision.record, decision.value
-        whole = decision.cuts is None and decision.field == "output" and type(value) is str
-        if type(value) is dict:
-            self.copies.append(len(self.decisions))
-        self.decisions.append(decision)
-        self.messages.append(record.message_index)
-        self.parts.append(record.part_index)
-        self.calls.append(record.call_id)
-        self.lengths.append(len(value) if whole else -1)
-        self.fields.append(decision.field)
-        self.values.append(value)
-
-    def remove(self, decision: Decision) -> None:
-        """Take a decision's row out, if it has one (it was superseded)."""
-        try:
-            index = self.decisions.index(decision)  # decisions compare by identity
-        except ValueError:
-            return
-        self._frozen = None
-        for column in (self.decisions, self.messages, self.parts, self.calls, self.lengths, self.fields, self.values):
-            del column[index]
-        self.copies[:] = [i if i < index else i - 1 for i in self.copies if i != index]
-
-    def patches(self, states: list[ToolState]) -> Patches:
-        """Every row's decision and write paired with ``states`` (one per row), on frozen copies of the columns.
-
-        Frozen, so that later compiling leaves patches already handed out as they were; kept until
-        the rows change, because a new copy per request would be thousands of fresh references
-        that the cyclic collector's next young pass walks one by one (each a miss in memory).
-        """
-        frozen = self._frozen
-        if frozen is None:
-            writes = _Writes(tuple(self.fields), tuple(self.values), tuple(self.copies))
-            frozen = self._frozen = (tuple(self.decisions), writes)
-        return Patches(frozen[0], states, frozen[1])
+def _kept(rows: Rows, states: Sequence[ToolState | None]) -> Patches:
+    """The rows whose state is not None, with their writes."""
+    kept = [index for index, state in enumerate(states) if state is not None]
+    fields, values = rows.fields, rows.values
+    kept_values = [values[i] for i in kept]
+    return Patches(
+        [rows.decisions[i] for i in kept],
+        [states[i] for i in kept],  # type: ignore[misc]  # only the kept ones
+        Writes([fields[i] for i in kept], kept_values, [i for i, v in enumerate(kept_values) if type(v) is dict]),
+    )
 
 
-class Applied(list[Decision]):
-    """The decisions of one epoch in the order applied, with where those in force write (see :func:`plan`).
-
-    A prefix never changes within an epoch, so each decision's target (message and part index,
-    call id, the length of a whole placeholder) is compiled once into flat rows: a warm request
-    then reads thousands of rows instead of thousands of decision and record objects spread over
-    the heap. Only positions and lengths are kept, never the host's content, so an idle session
-    holds nothing of a request's list; a checkpoint pickles the decisions alone.
-    """
-
-    __slots__ = ("_rows", "_compiled")
-
-    def __init__(self, decisions: Iterable[Decision] = ()) -> None:
-        super().__init__(decisions)
-        self._rows = _Rows()
-        self._compiled = 0  # how many decisions of the list the rows cover
-
-    def __reduce__(self) -> tuple[type[Applied], tuple[list[Decision]]]:
-        return Applied, (list(self),)
-
-    def rows(self) -> _Rows:
-        """A row per decision in force (not superseded, not a withdrawal), in the order applied.
-
-        An applied decision is superseded only when the one taking its field over (or the
-        withdrawal of a list) is applied, which appends to this list: so only the decisions
-        appended since the last call are read, and only the rows those replace are taken out.
-        """
-        if self._compiled != len(self):
-            rows, fresh = self._rows, self[self._compiled :]
-            for decision in fresh:
-                for taken in (decision.replaces, decision.withdraws):
-                    if taken is not None and taken.superseded:
-                        rows.remove(taken)
-            for decision in fresh:
-                if decision.superseded or decision.withdraws is not None:
-                    continue  # a withdrawal is only sent after a client's token, never in a whole set
-                rows.add(decision)
-            self._compiled = len(self)
-        return self._rows
-
-
-def _plan_rows(messages: Sequence[Message], rows: _Rows) -> Patches | None:
+def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches | None:
     """:func:`plan` over compiled rows; None when a row needs the general loop (which then decides).
 
     The freshness check of a whole output placeholder is :func:`~.freshness.still_fits` inlined
     (it runs for each of them on every request); every other row gets ``still_fits`` itself.
     Anything unusual (a position that is gone, a state that is not a dict, a part without the
     call's ``callID``, a state without an output) goes to the general loop, which raises
-    :class:`Desync` or accepts the part by its other identity, as always.
+    :class:`Desync` or accepts the part by its other identity, as always. ``record``: keep what
+    each row's check found (``Rows.fits``), for a next request whose host vouches for it.
     """
     states: list[ToolState | None] = []
     keep = states.append
@@ -226,19 +143,80 @@ def _plan_rows(messages: Sequence[Message], rows: _Rows) -> Patches | None:
                 missed = True
     except (IndexError, KeyError, TypeError):
         return None
+    if record:
+        rows.fits[:] = bytes((FIT,)) * len(states)
     if not missed:
-        return rows.patches(states)  # type: ignore[arg-type]  # no None left
-    kept = [index for index, state in enumerate(states) if state is not None]
-    fields, values = rows.fields, rows.values
-    kept_values = [values[i] for i in kept]
-    return Patches(
-        [rows.decisions[i] for i in kept],
-        [states[i] for i in kept],  # type: ignore[misc]  # only the kept ones
-        _Writes([fields[i] for i in kept], kept_values, [i for i, v in enumerate(kept_values) if type(v) is dict]),
-    )
+        return _whole(rows, states)  # type: ignore[arg-type]  # no None left
+    if record:
+        for index, found in enumerate(states):
+            if found is None:
+                rows.fits[index] = MISSED
+    return _kept(rows, states)
 
 
-def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_token: bool = False) -> Patches:
+def _fits(decision: Decision, state: ToolState, length: int) -> bool:
+    """:func:`~.freshness.still_fits` of one row (``length``: that of a whole output placeholder, or -1)."""
+    current = state.get("output")
+    if length >= 0 and type(current) is str:
+        when = state.get("time")
+        return (
+            len(current) > length
+            and not current.startswith(PLACEHOLDER_PREFIX)
+            and state.get("status") == "completed"
+            and not (type(when) is dict and when.get("compacted"))
+        )
+    return still_fits(decision, state)
+
+
+def _to_check(rows: Rows, unchanged_before: int) -> list[int]:
+    """The rows compiled since the last check, and those in messages from ``unchanged_before`` on, in order."""
+    # Searched in C: a warm request has a handful of either among thousands of rows.
+    fits, check = rows.fits, []
+    index = fits.find(UNCHECKED)
+    while index >= 0:
+        check.append(index)
+        index = fits.find(UNCHECKED, index + 1)
+    if rows.messages and max(rows.messages) >= unchanged_before:
+        check = sorted({*check, *(i for i, m in enumerate(rows.messages) if m >= unchanged_before)})
+    return check
+
+
+def _plan_vouched(messages: Sequence[Message], rows: Rows, unchanged_before: int) -> Patches | None:
+    """:func:`plan` over compiled rows when the host vouches that the first ``unchanged_before`` messages are,
+    in content, those of the request planned last: a row there keeps what its last check found.
+
+    Every row's tool state is still reached in ``messages`` (they may be new objects) and its part
+    still names the row's call; only rows in the other messages, and rows compiled since, are
+    checked (:func:`_fits`). None when a row needs the general loop, as in :func:`_plan_rows`.
+    """
+    if not rows.decisions:
+        return _whole(rows, [])
+    # Reaching the states is chained in C, one row after the other: no check left to interleave.
+    try:
+        parts = list(map(operator.getitem, map(_PARTS, map(messages.__getitem__, rows.messages)), rows.parts))
+        if list(map(_CALL_ID, parts)) != rows.calls or set(map(type, parts)) != {dict}:
+            return None
+        states: list[ToolState] = list(map(_STATE, parts))
+    except (IndexError, KeyError, TypeError):
+        return None
+    if set(map(type, states)) != {dict}:
+        return None
+    fits, lengths, decisions = rows.fits, rows.lengths, rows.decisions
+    for index in _to_check(rows, unchanged_before):
+        fits[index] = FIT if _fits(decisions[index], states[index], lengths[index]) else MISSED
+    if MISSED not in fits:
+        return _whole(rows, states)
+    return _kept(rows, [state if fit == FIT else None for state, fit in zip(states, fits, strict=True)])
+
+
+def plan(
+    messages: Sequence[Message],
+    applied: Sequence[Decision],
+    *,
+    since_token: bool = False,
+    unchanged_before: int = 0,
+    record: bool = True,
+) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
     A decision whose field the host changed since it was made (cleared, nulled, replaced) is left
@@ -249,11 +227,23 @@ def plan(messages: Sequence[Message], applied: Sequence[Decision], *, since_toke
     a whole set simply leaves the output alone. Pure: nothing in ``messages`` changes (the bridge
     plans against its never-patched mirror). Over an epoch's :class:`Applied` list the decisions'
     targets are compiled once (:func:`_plan_rows`), with the same result as the loop.
+
+    ``unchanged_before``: the host vouches that its first so many messages are, in content, those
+    of the request planned last (their objects may be new): the decisions there keep what that
+    request's check found (:func:`_plan_vouched`). ``record=False``: a list that is not a request
+    (a command's), whose checks must not stand for the next request.
     """
     if type(applied) is Applied and not since_token:
-        planned = _plan_rows(messages, applied.rows())
+        rows = applied.rows()
+        planned = None
+        if unchanged_before > 0 and record:
+            planned = _plan_vouched(messages, rows, unchanged_before)
+        if planned is None:
+            planned = _plan_rows(messages, rows, record)
         if planned is not None:
             return planned
+        if record:
+            rows.fits[:] = bytes((UNCHECKED,)) * len(rows.fits)  # the general loop below records nothing
     decisions: list[Decision] = []
     states: list[ToolState] = []
     keep_decision = decisions.append

@@ -141,6 +141,10 @@ class SessionState:
         self.meter = ContextMeter()
         # Loaded from a checkpoint and not updated since: the next update checks every message id.
         self._resumed = False
+        # Whether the rows' fits were recorded by the plan of the latest request (set by its plan,
+        # taken by the next request's update): only then may a host's word stand for them.
+        self._fits_recorded = False
+        self._fits_trusted = False
         self._start_over()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -173,6 +177,7 @@ class SessionState:
         self._adopt(config)
         self.epoch = next(_EPOCHS)
         self._resumed = True
+        self._fits_recorded = self._fits_trusted = False  # no request of this process planned yet
 
     @property
     def messages_read(self) -> int:
@@ -226,10 +231,14 @@ class SessionState:
 
     # -- the request path --------------------------------------------------------------------
     def patches(
-        self, messages: Sequence[Message], since: tuple[int, int] | None, verdict: Continuity
+        self, messages: Sequence[Message], since: tuple[int, int] | None, verdict: Continuity, *, request: bool = True
     ) -> tuple[Patches, bool]:
         """The decisions in force paired with ``messages``: only those newer than ``since`` (a caller's token) when
-        it still holds, with whether that was so. Raises Desync when a decided call moved."""
+        it still holds, with whether that was so. Raises Desync when a decided call moved.
+
+        ``request=False``: ``messages`` is not a request (a command reads the state); what its
+        check finds does not stand for the next request.
+        """
         applied = self.applied
         if (
             since is not None
@@ -238,7 +247,13 @@ class SessionState:
             and not kept_went_stale(applied[: since[1]], messages, verdict)
         ):
             return plan(messages, applied[since[1] :], since_token=True), True
-        return plan(messages, applied), False
+        # A vouched verdict stands for the messages before its start only against the checks of
+        # the request the host compares with: the latest one, planned here (not a command's list).
+        vouched = verdict.start if request and verdict.vouched and self._fits_trusted else 0
+        planned = plan(messages, applied, unchanged_before=vouched, record=request)
+        if request:
+            self._fits_recorded = True
+        return planned, False
 
     def update(
         self,
@@ -258,6 +273,8 @@ class SessionState:
         """
         verdict = self.ledger.follows(messages, continuity, every_id=self._resumed)
         self._resumed = False
+        if request:
+            self._fits_trusted, self._fits_recorded = self._fits_recorded, False
         if not verdict.continues:
             self.restart()
         walk = Walk(messages, model, verdict)

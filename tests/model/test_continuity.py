@@ -64,6 +64,29 @@ def test_a_claimed_resend_past_what_was_read_is_appended() -> None:
     assert judge(*_read(held), _history(6), Continuity.resent(5)) == Continuity.appended(4)
 
 
+def test_a_hosts_word_on_an_unchanged_prefix_is_a_vouched_resend_from_there() -> None:
+    held = _history(4)
+    verdict = judge(*_read(held), _history(5), Continuity.unchanged_before(2))
+    assert verdict == Continuity(Change.RESENT, 2, vouched=True)
+
+
+def test_a_hosts_word_past_what_was_read_is_a_vouched_append() -> None:
+    held = _history(4)
+    verdict = judge(*_read(held), _history(6), Continuity.unchanged_before(6))
+    assert verdict == Continuity(Change.APPENDED, 4, vouched=True)
+
+
+def test_a_hosts_word_does_not_vouch_for_a_rewrite() -> None:
+    held = _history(4)
+    verdict = judge(*_read(held), [_message("other"), *_history(5)[1:]], Continuity.unchanged_before(0))
+    assert verdict == Continuity.REWRITTEN and not verdict.vouched
+
+
+def test_a_verdict_the_host_did_not_vouch_for_is_not_vouched() -> None:
+    held = _history(4)
+    assert not judge(*_read(held), _history(6)).vouched
+
+
 def test_a_resent_message_under_another_id_is_a_rewrite() -> None:
     held = _history(4)
     later = _history(4)
