@@ -54,10 +54,13 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 _PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
 
 
-def _path_values(tool_input: dict[str, object]) -> list[str]:
-    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`)."""
+def _path_values(tool_input: dict[str, object], keys: Iterable[str] = PATH_KEYS) -> list[str]:
+    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`).
+
+    ``keys``: the path keys to read, in :data:`PATH_KEYS` order (those the input holds, when known).
+    """
     found: list[str] = []
-    for key in PATH_KEYS:
+    for key in keys:
         value = tool_input.get(key)
         for item in value if isinstance(value, list) else (value,):
             if isinstance(item, str) and item:
@@ -71,21 +74,31 @@ def _path_values(tool_input: dict[str, object]) -> list[str]:
 
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
-    if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
+    if not isinstance(tool_input, dict):
         return ()
-    found: list[str] = _path_values(tool_input)
-    patch = tool_input.get(PATCH_KEY)
-    if isinstance(patch, str):
-        found.extend(patch_paths(patch))
+    # Asked for every finished call of a history (and again for each label): only the keys the
+    # input holds are read, in the order PATH_KEYS gives, so the paths come out as in a full scan.
+    bearing = _PATH_BEARING.intersection(tool_input)
+    if not bearing:
+        return ()
+    found: list[str] = _path_values(tool_input, [key for key in PATH_KEYS if key in bearing])
+    if PATCH_KEY in bearing:
+        patch = tool_input[PATCH_KEY]
+        if isinstance(patch, str):
+            found.extend(patch_paths(patch))
     for key in LOOSE_PATCH_KEYS:
-        loose = tool_input.get(key)
-        if isinstance(loose, str) and "*** " in loose:
-            found.extend(patch_paths(loose, trimmed=True))
-    edits = tool_input.get(EDITS_KEY)
-    if isinstance(edits, list):
-        for edit in edits:
-            if isinstance(edit, dict):
-                found.extend(_path_values(edit))
+        if key in bearing:
+            loose = tool_input[key]
+            if isinstance(loose, str) and "*** " in loose:
+                found.extend(patch_paths(loose, trimmed=True))
+    if EDITS_KEY in bearing:
+        edits = tool_input[EDITS_KEY]
+        if isinstance(edits, list):
+            for edit in edits:
+                if isinstance(edit, dict):
+                    found.extend(_path_values(edit))
+    if len(found) < 2:
+        return (found[0],) if found else ()
     return tuple(dict.fromkeys(found))
 
 
