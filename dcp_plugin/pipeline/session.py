@@ -375,15 +375,20 @@ class SessionState:
         # One message's calls at a time (they arrive in order): the model's tool calls among them
         # are judged on the history before that message, as they were when the host ran them.
         tools = self.tools
-        for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
-            group = list(calls)
-            states = [locate(messages, record) or {} for record in group]
-            # Without the model's tools offered no call is theirs (the common case, asked per call).
-            owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)] if tools.names else []
-            if owned:
-                self._take_calls(messages, owned)
-            for record, state in zip(group, states, strict=True):
-                self._observe(messages, record, state)
+        if not tools.names:
+            # Without the model's tools offered no call is theirs (the common case): nothing is
+            # judged per message, so the calls are observed one by one, in the same order.
+            for record in result.finished:
+                self._observe(messages, record, locate(messages, record) or {})
+        else:
+            for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
+                group = list(calls)
+                states = [locate(messages, record) or {} for record in group]
+                owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)]
+                if owned:
+                    self._take_calls(messages, owned)
+                for record, state in zip(group, states, strict=True):
+                    self._observe(messages, record, state)
         arbiter.release(messages)
         self._advance(walk, end, point=point, new_turns=result.new_turns)
 
@@ -416,26 +421,33 @@ class SessionState:
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
-        paths = extract_paths(record.tool, state.get("input"))
+        tool_input = state.get("input")
+        paths = extract_paths(record.tool, tool_input)
+        directory = self.directory
         call = FinishedCall(
             record,
             state,
             paths,
-            absolute_path(paths[0], self.directory) if paths else None,
-            self.protector.protected_path(record.tool, state.get("input"), paths) is not None,
-            self.directory,
+            absolute_path(paths[0], directory) if paths else None,
+            self.protector.protected_path(record.tool, tool_input, paths) is not None,
+            directory,
             record.call_id in self.pinned,
+            input=tool_input,
+            output=state.get("output"),
         )
         self.tools.observe(record, state, call.protected or call.pinned)
         arbiter = self.arbiter
-        reason = self.manual.get(record.call_id)
-        if reason is not None:
-            decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
-            if decision is not None and decision.applied_at is None:
-                arbiter.force([decision])
+        if self.manual:
+            reason = self.manual.get(record.call_id)
+            if reason is not None:
+                decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
+                if decision is not None and decision.applied_at is None:
+                    arbiter.force([decision])
         for name, strategy in self.strategies:
-            for target, edit in strategy.observe(call):
-                arbiter.propose(messages, target, name, edit)
+            proposals = strategy.observe(call)
+            if proposals:  # most calls make nothing obsolete: an empty tuple or list
+                for target, edit in proposals:
+                    arbiter.propose(messages, target, name, edit)
 
     def _context_tokens(self, end: int) -> int:
         """The estimated prompt of the request holding the first ``end`` messages, as it was sent.
