@@ -81,8 +81,13 @@ class StaleDiagnostics(ObserveOnly):
         output = call.output
         if record.status != "completed":
             return ()
-        found = blocks(output, call.directory) if isinstance(output, str) and BLOCK_START in output else []
-        files = {file for file, _, _, _ in found}
+        if isinstance(output, str) and BLOCK_START in output:
+            found = blocks(output, call.directory)
+            files = {file for file, _, _, _ in found}
+        elif record.tool in WRITE_TOOLS:
+            found, files = [], set()
+        else:
+            return ()  # no block, and no write that reports the files it wrote (most calls)
         if record.tool in WRITE_TOOLS:
             files.update(absolute_path(p, call.directory) for p in call.paths)
         if not files:
