@@ -11,7 +11,8 @@ from dcp_plugin.pipeline.fenwick import Fenwick
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 10**6), st.integers(-500, 500)), max_size=80))
 def test_every_prefix_and_range_equals_a_plain_list_after_every_operation(operations: list[tuple[bool, int, int]]) -> None:
-    tree, plain = Fenwick(), []
+    tree = Fenwick()
+    plain: list[int] = []
     for grow, a, b in operations:
         if grow or not plain:
             tree.append(b)
