@@ -322,10 +322,13 @@ class SessionState:
         tokens = self.meter.tokens_at(
             messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
         )
-        at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
-        due = self.tools.due_list(self.ledger, messages, self.directory, at)
-        if due is not None:
-            self.arbiter.write_list(messages, due.host, due.text)
+        # Without prunable lists (the host offers no pruning tool) no list is ever due, and what
+        # due_list keeps between requests is read by nothing else.
+        if self.tools.lists:
+            at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
+            due = self.tools.due_list(self.ledger, messages, self.directory, at)
+            if due is not None:
+                self.arbiter.write_list(messages, due.host, due.text)
         point = Point(
             count,
             timeline.time_ms,
@@ -368,8 +371,12 @@ class SessionState:
         ledger, arbiter = self.ledger, self.arbiter
         messages = walk.messages
         result = ledger.sync(messages, changed_from, end, rescan=rescan)
-        if any(record.message_index < self.timeline.scheduled_end for record in result.finished):
-            raise _LateChange()
+        finished = result.finished
+        if finished:  # most syncs of a history finish no call
+            scheduled_end = self.timeline.scheduled_end
+            for record in finished:
+                if record.message_index < scheduled_end:
+                    raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
         # order: who claims a field first follows the conversation, however requests cut it.
         # One message's calls at a time (they arrive in order): the model's tool calls among them
@@ -378,10 +385,10 @@ class SessionState:
         if not tools.names:
             # Without the model's tools offered no call is theirs (the common case): nothing is
             # judged per message, so the calls are observed one by one, in the same order.
-            for record in result.finished:
+            for record in finished:
                 self._observe(messages, record, locate(messages, record) or {})
         else:
-            for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
+            for _, calls in itertools.groupby(finished, key=_MESSAGE_INDEX):
                 group = list(calls)
                 states = [locate(messages, record) or {} for record in group]
                 owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)]
@@ -402,9 +409,10 @@ class SessionState:
             point,
             self._request_model(walk.model)[1],
             self.directory,
-            lambda: self._context_tokens(end),
+            # Partials, not lambdas: built twice per request of a history, called at most once.
+            functools.partial(self._context_tokens, end),
             walk.messages,
-            lambda: self._next_cold(walk, end),
+            functools.partial(self._next_cold, walk, end),
         )
         for name, strategy in self.timed:
             for record, edit in strategy.advance(progress):
