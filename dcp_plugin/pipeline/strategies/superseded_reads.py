@@ -55,13 +55,15 @@ class SupersededReads(ObserveOnly):
         if record.status != "completed" or path is None:
             return ()
         self._directory = call.directory
-        seq = record.seq
-        late = self._newest.get(path, -1) > seq
-        self._newest[path] = max(seq, self._newest.get(path, -1))
-        if record.tool in WRITE_TOOLS:
+        seq, tool = record.seq, record.tool
+        newest = self._newest.get(path, -1)
+        late = newest > seq
+        if not late:
+            self._newest[path] = seq
+        if tool in WRITE_TOOLS:
             self._newest_write[path] = max(seq, self._newest_write.get(path, -1))
             return self._take(path, lambda old: old.record.seq < seq)
-        if record.tool not in READ_TOOLS:
+        if tool not in READ_TOOLS:
             return ()
         lines = read_lines(call.input)
         if lines is None:
