@@ -27,6 +27,7 @@ from dcp_plugin.pipeline.decisions import CallRecord, Cut, CutOutput
 from dcp_plugin.pipeline.labels import relative
 from dcp_plugin.pipeline.protection import absolute_path
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
+from dcp_plugin.pipeline.strategies.scan import holds
 
 NAME = STALE_DIAGNOSTICS
 # Tools whose completed result reports the diagnostics of the files they wrote: no block for
@@ -81,7 +82,7 @@ class StaleDiagnostics(ObserveOnly):
         output = call.output
         if record.status != "completed":
             return ()
-        if isinstance(output, str) and BLOCK_START in output:
+        if isinstance(output, str) and holds(output, BLOCK_START):
             found = blocks(output, call.directory)
             files = {file for file, _, _, _ in found}
         elif record.tool in WRITE_TOOLS:

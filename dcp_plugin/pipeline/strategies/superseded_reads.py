@@ -10,7 +10,7 @@ from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import path_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
-from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
+from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shows_less
 
 NAME = SUPERSEDED_READS
 
@@ -68,7 +68,8 @@ class SupersededReads(ObserveOnly):
         lines = read_lines(call.input)
         if lines is None:
             return ()
-        read = _Read(record, lines, shown_lines(call.input, call.output), call.protected)
+        # shown_lines(input, output), without reading the range a second time.
+        read = _Read(record, lines, None if shows_less(call.output) else lines, call.protected)
         shown = read.shown
         out = [] if shown is None else self._take(path, lambda old: old.record.seq < seq and covers(shown, old.lines))
         if late and self._superseded_later(path, read):
