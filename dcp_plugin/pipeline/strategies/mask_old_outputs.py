@@ -205,7 +205,8 @@ class MaskOldOutputs:
         kept: list[Entry] = []
         out: list[Proposal] = []
         checks = self._checks
-        current = progress.turn + len(checks)
+        n_checks = len(checks)
+        current = progress.turn + n_checks
         keep_turns, keep_calls, keep_tokens = self.keep_turns, self.keep_calls, self.keep_tokens
         turns_of_all = self.keep_turns_of == "all"
         latest = self._latest
@@ -221,7 +222,7 @@ class MaskOldOutputs:
         directory = progress.directory or None
         while queue:
             seq, tokens, record = queue[0]
-            recent = current - (record.turn + (len(checks) if seq > newest_check else bisect.bisect_left(checks, seq))) < keep_turns
+            recent = current - (record.turn + (n_checks if seq > newest_check else bisect.bisect_left(checks, seq))) < keep_turns
             if recent and edited and view_paths.get(seq) in edited:
                 if cold is None:
                     cold = progress.next_cold()
