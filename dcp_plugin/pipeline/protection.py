@@ -52,6 +52,16 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 # Every key a path can be read from: an input with none of them (most commands, searches) names none.
 _PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
+_PLAIN_PATH_KEYS = frozenset(PATH_KEYS) - {PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY}  # read as they are, nothing else
+
+
+def _path_of(key: str, item: str) -> str | None:
+    """The path a non-empty string under a path key names: a `file://` URI unquoted; None for another URI under `uri`."""
+    if item.startswith(FILE_URI):
+        return urllib.parse.unquote(item[len(FILE_URI) :])
+    if key == "uri" and "://" in item:
+        return None  # an http(s) or other URI names no local file
+    return item
 
 
 def _path_values(tool_input: dict[str, object], keys: Iterable[str] = PATH_KEYS) -> list[str]:
@@ -64,11 +74,9 @@ def _path_values(tool_input: dict[str, object], keys: Iterable[str] = PATH_KEYS)
         value = tool_input.get(key)
         for item in value if isinstance(value, list) else (value,):
             if isinstance(item, str) and item:
-                if item.startswith(FILE_URI):
-                    item = urllib.parse.unquote(item[len(FILE_URI) :])
-                elif key == "uri" and "://" in item:
-                    continue  # an http(s) or other URI names no local file
-                found.append(item)
+                path = _path_of(key, item)
+                if path is not None:
+                    found.append(path)
     return found
 
 
@@ -81,6 +89,13 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     bearing = _PATH_BEARING.intersection(tool_input)
     if not bearing:
         return ()
+    if len(bearing) == 1:
+        # The common case (a read, an edit, a search): one path key, holding one string.
+        (key,) = bearing
+        value = tool_input[key]
+        if type(value) is str and key in _PLAIN_PATH_KEYS:
+            path = _path_of(key, value) if value else None
+            return () if path is None else (path,)
     found: list[str] = _path_values(tool_input, [key for key in PATH_KEYS if key in bearing])
     if PATCH_KEY in bearing:
         patch = tool_input[PATCH_KEY]
