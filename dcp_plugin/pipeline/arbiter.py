@@ -87,11 +87,9 @@ class Arbiter:
         """The decision ``edit`` makes on ``record`` (its state in ``messages``) if it may claim the field; None when it may not or saves nothing."""
         if record.call_id in self.pinned:
             return None  # the one place every prune passes: strategies, the model's tools, sweeps
-        state = locate(messages, record)
-        if state is None:
-            return None
-        field = "input" if isinstance(edit, ShrinkInput) else "output"
-        current = record.output_decision if field == "output" else record.input_decision
+        current = record.input_decision if isinstance(edit, ShrinkInput) else record.output_decision
+        # Told before the state is looked up: most proposals on a claimed field are refused here,
+        # and neither test reads the state.
         if current is not None:
             # The first whole replacement of a field keeps it. A partial cut gives way to a whole
             # replacement, and a later cut joins an earlier one: both sets of ranges are cut.
@@ -99,6 +97,9 @@ class Arbiter:
                 return None
             if isinstance(edit, CutOutput):
                 edit = CutOutput(tuple(sorted(set(current.cuts) | set(edit.cuts))))
+        state = locate(messages, record)
+        if state is None:
+            return None
         decision = decide(record, name, edit, state)
         if decision is None:
             return None

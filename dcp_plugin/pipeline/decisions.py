@@ -159,12 +159,7 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
     already cleared by the host, are left alone.
     """
     if isinstance(edit, ReplaceOutput):
-        if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
-            return None
-        whole = state["output"]
-        if whole is None or json_chars(whole) <= len(edit.text) or is_placeholder(whole):
-            return None
-        return "output", edit.text, None
+        return _replace_output(edit.text, state)
     if isinstance(edit, ShrinkInput):
         tool_input = state.get("input")
         if not isinstance(tool_input, dict):
@@ -185,12 +180,28 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
     return ("output", value, cuts) if len(value) < len(output) else None
 
 
+def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | None:
+    """What :func:`realize` makes of ``ReplaceOutput(text)``."""
+    if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
+        return None
+    whole = state["output"]
+    if whole is None or json_chars(whole) <= len(text) or is_placeholder(whole):
+        return None
+    return "output", text, None
+
+
 def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> Decision | None:
     """The decision an edit makes on a call, with what it saves; None when it saves nothing.
 
     Its placeholders name the call's id (:func:`tag`).
     """
-    realized = realize(retag(edit, record.ident), state)
+    realized: tuple[Field, Value, tuple[Cut, ...] | None] | None
+    if isinstance(edit, ReplaceOutput):
+        # Most decisions replace an output: its text is tagged without building the retagged edit.
+        ident = record.ident
+        realized = _replace_output(edit.text if ident is None else tag(edit.text, ident), state)
+    else:
+        realized = realize(retag(edit, record.ident), state)
     if realized is None:
         return None
     field, value, cuts = realized

@@ -18,13 +18,19 @@ class Fenwick:
 
     def append(self, value: int) -> None:
         """Add a position at the end holding ``value``."""
-        index = len(self._values) + 1
-        before = self.total  # the sum of positions [0, index - 1)
+        tree = self._tree
+        index = len(tree)  # the new position, 1-based
         self._values.append(value)
         self.total += value
-        low = index & -index
-        # tree[i] covers (i - low, i]: the new value plus the sums already covered below it.
-        self._tree.append(value if low == 1 else value + before - self.prefix(index - low))
+        # tree[i] covers (i - low, i]: the new value plus the nodes that tile (i - low, i - 1],
+        # which are exactly those a prefix query from i - 1 visits before reaching i - low.
+        covered = value
+        stop = index - (index & -index)
+        below = index - 1
+        while below > stop:
+            covered += tree[below]
+            below -= below & -below
+        tree.append(covered)
 
     def add(self, position: int, delta: int) -> None:
         """Add ``delta`` to the value at ``position``."""
@@ -43,11 +49,10 @@ class Fenwick:
 
     def prefix(self, end: int) -> int:
         """Sum of positions [0, end)."""
-        if end >= len(self._values):
-            return self.total
-        end = max(end, 0)
-        total = 0
         tree = self._tree
+        if end >= len(tree) - 1:
+            return self.total
+        total = 0
         while end > 0:
             total += tree[end]
             end -= end & -end

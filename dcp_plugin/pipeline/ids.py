@@ -26,6 +26,7 @@ _TOKEN = re.compile(r"[0-9a-z]+")
 # Two digits per 10 bits, least significant first: spelling a number takes a lookup per two digits.
 _PAIRS: tuple[str, ...] = tuple(ALPHABET[n & 31] + ALPHABET[n >> 5] for n in range(1024))
 _LOW_BITS = (1 << 5 * _MAX) - 1
+_blake2b = hashlib.blake2b
 
 
 def _number(call_id: str) -> int:
@@ -56,8 +57,11 @@ def short_id(call_id: str, length: int = SHORT) -> str:
 
 def assign_id(call_id: str, taken: Container[str]) -> str:
     """The shortest id of ``call_id`` (at least :data:`SHORT` characters) not in ``taken``."""
-    number = _number(call_id)
-    candidate = _spell(number, SHORT)
+    # Once per call of a history: the digest and the SHORT spelling are inlined (the same as
+    # _number and _spell(number, SHORT)), which spares two calls on the common path.
+    number = int.from_bytes(_blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big") & _LOW_BITS
+    pairs = _PAIRS
+    candidate = pairs[number & 1023] + pairs[(number >> 10) & 1023]
     if candidate not in taken:
         return candidate
     digits = _spell(number)

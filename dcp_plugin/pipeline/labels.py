@@ -53,6 +53,9 @@ def key_argument(tool_input: object, directory: str | None = None) -> str:
     return ""
 
 
+# A session names the same files over and over (every masked read's label, every outdated
+# diagnostics block); the answer depends on the two strings alone.
+@functools.lru_cache(maxsize=4096)
 def relative(path: str, directory: str | None) -> str:
     """``path`` relative to ``directory`` when inside it, else as given (normalized)."""
     cleaned = clean_path(path)

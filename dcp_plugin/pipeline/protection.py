@@ -52,40 +52,68 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?=/|$)")
 
 # Every key a path can be read from: an input with none of them (most commands, searches) names none.
 _PATH_BEARING = frozenset((*PATH_KEYS, PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY))
+_PLAIN_PATH_KEYS = frozenset(PATH_KEYS) - {PATCH_KEY, *LOOSE_PATCH_KEYS, EDITS_KEY}  # read as they are, nothing else
 
 
-def _path_values(tool_input: dict[str, object]) -> list[str]:
-    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`)."""
+def _path_of(key: str, item: str) -> str | None:
+    """The path a non-empty string under a path key names: a `file://` URI unquoted; None for another URI under `uri`."""
+    if item.startswith(FILE_URI):
+        return urllib.parse.unquote(item[len(FILE_URI) :])
+    if key == "uri" and "://" in item:
+        return None  # an http(s) or other URI names no local file
+    return item
+
+
+def _path_values(tool_input: dict[str, object], keys: Iterable[str] = PATH_KEYS) -> list[str]:
+    """The strings under the path keys: a string, or each string of a list (`paths`, a list `filePath`).
+
+    ``keys``: the path keys to read, in :data:`PATH_KEYS` order (those the input holds, when known).
+    """
     found: list[str] = []
-    for key in PATH_KEYS:
+    for key in keys:
         value = tool_input.get(key)
         for item in value if isinstance(value, list) else (value,):
             if isinstance(item, str) and item:
-                if item.startswith(FILE_URI):
-                    item = urllib.parse.unquote(item[len(FILE_URI) :])
-                elif key == "uri" and "://" in item:
-                    continue  # an http(s) or other URI names no local file
-                found.append(item)
+                path = _path_of(key, item)
+                if path is not None:
+                    found.append(path)
     return found
 
 
 def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
-    if not isinstance(tool_input, dict) or _PATH_BEARING.isdisjoint(tool_input):
+    if not isinstance(tool_input, dict):
         return ()
-    found: list[str] = _path_values(tool_input)
-    patch = tool_input.get(PATCH_KEY)
-    if isinstance(patch, str):
-        found.extend(patch_paths(patch))
+    # Asked for every finished call of a history (and again for each label): only the keys the
+    # input holds are read, in the order PATH_KEYS gives, so the paths come out as in a full scan.
+    bearing = _PATH_BEARING.intersection(tool_input)
+    if not bearing:
+        return ()
+    if len(bearing) == 1:
+        # The common case (a read, an edit, a search): one path key, holding one string.
+        (key,) = bearing
+        value = tool_input[key]
+        if type(value) is str and key in _PLAIN_PATH_KEYS:
+            path = _path_of(key, value) if value else None
+            return () if path is None else (path,)
+    found: list[str] = _path_values(tool_input, [key for key in PATH_KEYS if key in bearing])
+    if PATCH_KEY in bearing:
+        patch = tool_input[PATCH_KEY]
+        if isinstance(patch, str):
+            found.extend(patch_paths(patch))
     for key in LOOSE_PATCH_KEYS:
-        loose = tool_input.get(key)
-        if isinstance(loose, str) and "*** " in loose:
-            found.extend(patch_paths(loose, trimmed=True))
-    edits = tool_input.get(EDITS_KEY)
-    if isinstance(edits, list):
-        for edit in edits:
-            if isinstance(edit, dict):
-                found.extend(_path_values(edit))
+        if key in bearing:
+            loose = tool_input[key]
+            if isinstance(loose, str) and "*** " in loose:
+                found.extend(patch_paths(loose, trimmed=True))
+    if EDITS_KEY in bearing:
+        edits = tool_input[EDITS_KEY]
+        if isinstance(edits, list):
+            for edit in edits:
+                if isinstance(edit, dict):
+                    found.extend(_path_values(edit))
+    if len(found) < 2:
+        return (found[0],) if found else ()
     return tuple(dict.fromkeys(found))
 
 

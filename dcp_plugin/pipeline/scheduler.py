@@ -34,6 +34,7 @@ the config, never the wall clock, so a restart or a replay decides exactly the s
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass
 
 from dcp_plugin.cost.prices import Pricing
@@ -93,6 +94,9 @@ class _Previous:
     sent_with: int
     sent_without: int
     saved: int
+
+
+_SEQ = operator.attrgetter("record.seq")
 
 
 def _more_saved(decision: Decision) -> int:
@@ -244,16 +248,19 @@ class Scheduler:
         return deep[::step] + positions[-half:]
 
     def _apply_from(self, start: int, number: int) -> list[Decision]:
-        cut = bisect.bisect_left(self._pending_at, start)
-        indexes = self._pending_at[cut:]
-        del self._pending_at[cut:]
+        pending_at = self._pending_at
+        if not pending_at or pending_at[-1] < start:
+            return []  # nothing waits from ``start`` on (asked at every request)
+        cut = bisect.bisect_left(pending_at, start)
+        indexes = pending_at[cut:]
+        del pending_at[cut:]
         applied: list[Decision] = []
         for index in indexes:
             for decision in self._pending.pop(index):
                 self._waiting.add(index, -_more_saved(decision))
                 self._apply(decision, number)
                 applied.append(decision)
-        applied.sort(key=lambda d: d.record.seq)
+        applied.sort(key=_SEQ)
         return applied
 
     def _apply(self, decision: Decision, number: int) -> None:

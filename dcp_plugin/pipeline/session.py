@@ -339,10 +339,13 @@ class SessionState:
         tokens = self.meter.tokens_at(
             messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
         )
-        at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
-        due = self.tools.due_list(self.ledger, messages, self.directory, at)
-        if due is not None:
-            self.arbiter.write_list(messages, due.host, due.text)
+        # Without prunable lists (the host offers no pruning tool) no list is ever due, and what
+        # due_list keeps between requests is read by nothing else.
+        if self.tools.lists:
+            at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
+            due = self.tools.due_list(self.ledger, messages, self.directory, at)
+            if due is not None:
+                self.arbiter.write_list(messages, due.host, due.text)
         point = Point(
             count,
             timeline.time_ms,
@@ -385,22 +388,31 @@ class SessionState:
         ledger, arbiter = self.ledger, self.arbiter
         messages = walk.messages
         result = ledger.sync(messages, changed_from, end, rescan=rescan)
-        if any(record.message_index < self.timeline.scheduled_end for record in result.finished):
-            raise _LateChange()
+        finished = result.finished
+        if finished:  # most syncs of a history finish no call
+            scheduled_end = self.timeline.scheduled_end
+            for record in finished:
+                if record.message_index < scheduled_end:
+                    raise _LateChange()
         # Each call's consequences are decided before the next call's, strategies in registry
         # order: who claims a field first follows the conversation, however requests cut it.
         # One message's calls at a time (they arrive in order): the model's tool calls among them
         # are judged on the history before that message, as they were when the host ran them.
         tools = self.tools
-        for _, calls in itertools.groupby(result.finished, key=_MESSAGE_INDEX):
-            group = list(calls)
-            states = [locate(messages, record) or {} for record in group]
-            # Without the model's tools offered no call is theirs (the common case, asked per call).
-            owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)] if tools.names else []
-            if owned:
-                self._take_calls(messages, owned)
-            for record, state in zip(group, states, strict=True):
-                self._observe(messages, record, state)
+        if not tools.names:
+            # Without the model's tools offered no call is theirs (the common case): nothing is
+            # judged per message, so the calls are observed one by one, in the same order.
+            for record in finished:
+                self._observe(messages, record, locate(messages, record) or {})
+        else:
+            for _, calls in itertools.groupby(finished, key=_MESSAGE_INDEX):
+                group = list(calls)
+                states = [locate(messages, record) or {} for record in group]
+                owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)]
+                if owned:
+                    self._take_calls(messages, owned)
+                for record, state in zip(group, states, strict=True):
+                    self._observe(messages, record, state)
         arbiter.release(messages)
         self._advance(walk, end, point=point, new_turns=result.new_turns)
 
@@ -414,9 +426,10 @@ class SessionState:
             point,
             self._request_model(walk.model)[1],
             self.directory,
-            lambda: self._context_tokens(end),
+            # Partials, not lambdas: built twice per request of a history, called at most once.
+            functools.partial(self._context_tokens, end),
             walk.messages,
-            lambda: self._next_cold(walk, end),
+            functools.partial(self._next_cold, walk, end),
         )
         for name, strategy in self.timed:
             for record, edit in strategy.advance(progress):
@@ -433,26 +446,33 @@ class SessionState:
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
-        paths = extract_paths(record.tool, state.get("input"))
+        tool_input = state.get("input")
+        paths = extract_paths(record.tool, tool_input)
+        directory = self.directory
         call = FinishedCall(
             record,
             state,
             paths,
-            absolute_path(paths[0], self.directory) if paths else None,
-            self.protector.protected_path(record.tool, state.get("input"), paths) is not None,
-            self.directory,
+            absolute_path(paths[0], directory) if paths else None,
+            self.protector.protected_path(record.tool, tool_input, paths) is not None,
+            directory,
             record.call_id in self.pinned,
+            input=tool_input,
+            output=state.get("output"),
         )
         self.tools.observe(record, state, call.protected or call.pinned)
         arbiter = self.arbiter
-        reason = self.manual.get(record.call_id)
-        if reason is not None:
-            decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
-            if decision is not None and decision.applied_at is None:
-                arbiter.force([decision])
+        if self.manual:
+            reason = self.manual.get(record.call_id)
+            if reason is not None:
+                decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
+                if decision is not None and decision.applied_at is None:
+                    arbiter.force([decision])
         for name, strategy in self.strategies:
-            for target, edit in strategy.observe(call):
-                arbiter.propose(messages, target, name, edit)
+            proposals = strategy.observe(call)
+            if proposals:  # most calls make nothing obsolete: an empty tuple or list
+                for target, edit in proposals:
+                    arbiter.propose(messages, target, name, edit)
 
     def _context_tokens(self, end: int) -> int:
         """The estimated prompt of the request holding the first ``end`` messages, as it was sent.

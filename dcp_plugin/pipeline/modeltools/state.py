@@ -73,6 +73,8 @@ class ModelTools:
         self.config = config
         self.offered = offered
         self.names = frozenset(enabled_tools(config.tools)) if offered else frozenset()
+        # Fixed for the epoch (the names are): asked for every call and every request of a history.
+        self._lists = bool(self.names & PRUNING_TOOLS)
         self.protected = protected_tools(config)
         self.guard = LoopGuard()
         self.verdicts: dict[str, Verdict] = {}
@@ -95,7 +97,7 @@ class ModelTools:
     @property
     def lists(self) -> bool:
         """Whether prunable lists are written: the host offers the tools and discard or extract is on."""
-        return bool(self.names & PRUNING_TOOLS)
+        return self._lists
 
     def owns(self, record: CallRecord) -> bool:
         """Whether a call is a call of one of this session's tools (judged, never pruned by a strategy)."""
@@ -107,7 +109,7 @@ class ModelTools:
 
         ``kept``: a protected path or a pin by the user; never the model's to prune.
         """
-        if not self.lists or record.status != "completed":
+        if not self._lists or record.status != "completed":
             return
         self._results += 1
         if kept or record.tool in self.protected or output_is_cleared(state) or state.get("output") is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Protocol
 
 from dcp_plugin.budget.thresholds import Thresholds
@@ -26,6 +26,10 @@ class FinishedCall:
     protected: bool  # a path matches protectedFilePatterns: no strategy may prune this call
     directory: str = ""  # the project directory (relative paths and labels)
     pinned: bool = False  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
+    # The state's input and output, read once: every strategy asks for them, for every call of a history.
+    _: KW_ONLY
+    input: dict[str, Any] | None
+    output: str | None
 
     @property
     def tool(self) -> str:
@@ -34,14 +38,6 @@ class FinishedCall:
     @property
     def status(self) -> str:
         return self.record.status
-
-    @property
-    def input(self) -> dict[str, Any] | None:
-        return self.state.get("input")
-
-    @property
-    def output(self) -> str | None:
-        return self.state.get("output")
 
     def label(self) -> str:
         """How a placeholder names this call: the tool and its key argument (`read src/a.py`)."""

@@ -122,44 +122,51 @@ class MaskOldOutputs:
         self.edited_when_cold = edited_when_cold
         self._edited: set[str] = set()  # editedWhenCold: the paths the agent edited or wrote
         self._view_paths: dict[int, str] = {}  # editedWhenCold: seq of a queued file view -> its path
+        self._trigger_of: Thresholds | None = None  # the ladder the trigger was last worked out for
+        self._trigger_at = 0  # the trigger, in tokens, for that ladder
 
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
-        self._latest = max(self._latest, record.seq)
-        if self.turns_end_at_checks and record.status == "completed" and runs_check(record.tool, call.input):
-            bisect.insort(self._checks, record.seq)  # what comes after it is a cycle of its own; its output is not
-        if call.path is not None and self.keep_file_tokens:
-            read = self._touched.pop(call.path, -1)
-            if record.tool.lower() in READ_TOOLS and record.status == "completed":
-                read = max(read, record.seq)
-            self._touched[call.path] = read
-        if self.edited_when_cold and call.path is not None and record.status == "completed" and edits_file(record.tool, call.input):
-            self._edited.add(call.path)  # before the protection check: edit tools are protected
-        if record.status != "completed" or call.protected or call.pinned or record.tool in self.protected_tools:
+        seq, tool, path = record.seq, record.tool, call.path
+        completed = record.status == "completed"
+        if seq > self._latest:
+            self._latest = seq
+        if completed and self.turns_end_at_checks and runs_check(tool, call.input):
+            bisect.insort(self._checks, seq)  # what comes after it is a cycle of its own; its output is not
+        if path is not None:
+            if self.keep_file_tokens:
+                read = self._touched.pop(path, -1)
+                if completed and tool.lower() in READ_TOOLS:
+                    read = max(read, seq)
+                self._touched[path] = read
+            if completed and self.edited_when_cold and edits_file(tool, call.input):
+                self._edited.add(path)  # before the protection check: edit tools are protected
+        if not completed or call.protected or call.pinned or tool in self.protected_tools:
             return ()  # a pinned output stays, and the newest `keepTokens` are counted among the others
         output = call.output
         if output is None or output == "" or output_is_cleared(call.state):
             return ()
-        entry = (record.seq, estimate_output_tokens(output), record)
-        view = shows_file(record.tool, call.input)
-        if view and self.keep_turns_of == "files":
-            self._views.add(record.seq)
-        if view and self.edited_when_cold and call.path is not None:
-            self._view_paths[record.seq] = call.path
-        windowed = self.keep_tokens_of == "all" or view
+        tokens = estimate_output_tokens(output)
+        entry = (seq, tokens, record)
+        view = shows_file(tool, call.input)
+        if view:
+            if self.keep_turns_of == "files":
+                self._views.add(seq)
+            if self.edited_when_cold and path is not None:
+                self._view_paths[seq] = path
         queue = self._queue
-        if queue and queue[-1][0] > record.seq:
+        if queue and queue[-1][0] > seq:
             # Finished after a newer call (parallel calls): keep the queue in conversation order.
             items = list(queue)
             bisect.insort(items, entry, key=lambda item: item[0])
             self._queue = deque(items)
         else:
             queue.append(entry)
-        if windowed:
-            self._windowed[record.seq] = entry[1]
-            self._tokens += entry[1]
-        if self.keep_file_tokens and record.tool.lower() in READ_TOOLS:
-            self._tokens_of[record.seq] = entry[1]
+        if view or self.keep_tokens_of == "all":
+            self._windowed[seq] = tokens
+            self._tokens += tokens
+        if self.keep_file_tokens and tool.lower() in READ_TOOLS:
+            self._tokens_of[seq] = tokens
         return ()
 
     def _working_set(self) -> set[int]:
@@ -179,46 +186,69 @@ class MaskOldOutputs:
     def advance(self, progress: Progress) -> Iterable[Proposal]:
         """At a request point whose context reached the trigger: every output older than the kept ones."""
         queue = self._queue
-        if not progress.point or not queue or progress.thresholds is None:
+        thresholds = progress.thresholds
+        if not progress.point or not queue or thresholds is None:
             return ()
         if not self._started:
-            if progress.context_tokens() < trigger_tokens(self.trigger, progress.thresholds):
+            # The trigger of the same (immutable) ladder is the same number: worked out once per ladder.
+            if thresholds is not self._trigger_of:
+                self._trigger_at = trigger_tokens(self.trigger, thresholds)
+                self._trigger_of = thresholds
+            if progress.context_tokens() < self._trigger_at:
                 return ()
             # A window from now on: everything older than the kept outputs goes at every request.
             # A batch masks down to the kept outputs now and waits for the context to reach the trigger again.
             self._started = self.mode == "window"
-        held = self._working_set()
+        # Nothing is touched without keepFileTokens: no working set to hold then.
+        held = self._working_set() if self._touched else None
         free = self._tokens - sum(self._tokens_of[seq] for seq in held) if held else self._tokens
         kept: list[Entry] = []
         out: list[Proposal] = []
-        current = progress.turn + len(self._checks)
         checks = self._checks
-        edited = self._edited if self.edited_when_cold and progress.next_cold() else None
+        n_checks = len(checks)
+        current = progress.turn + n_checks
+        keep_turns, keep_calls, keep_tokens = self.keep_turns, self.keep_calls, self.keep_tokens
+        turns_of_all = self.keep_turns_of == "all"
+        latest = self._latest
+        views, windowed_tokens, view_paths, tokens_of = self._views, self._windowed, self._view_paths, self._tokens_of
+        # A view of an edited file is not held as its cycle's at a cold request. Whether the next
+        # request is cold is asked only when such a view is met (the answer depends on nothing
+        # this loop changes), and at most once.
+        edited = self._edited if self.edited_when_cold else None
+        cold: bool | None = None
+        # Checks arrive in conversation order nearly always: a call newer than every check is in
+        # as many cycles as there are checks, without a search.
+        newest_check = checks[-1] if checks else -1
+        directory = progress.directory or None
         while queue:
             seq, tokens, record = queue[0]
-            recent = current - (record.turn + bisect.bisect_left(checks, seq)) < self.keep_turns
-            if edited and recent and self._view_paths.get(seq) in edited:
-                recent = False  # a view of an edited file, at a cold request: not held as its cycle's
-            if self._latest - seq < self.keep_calls or (recent and self.keep_turns_of == "all"):
+            recent = current - (record.turn + (n_checks if seq > newest_check else bisect.bisect_left(checks, seq))) < keep_turns
+            if recent and edited and view_paths.get(seq) in edited:
+                if cold is None:
+                    cold = progress.next_cold()
+                if cold:
+                    recent = False  # a view of an edited file, at a cold request: not held as its cycle's
+            if latest - seq < keep_calls or (recent and turns_of_all):
                 break
-            windowed = seq in self._windowed
-            if seq in held or (recent and seq in self._views) or (windowed and free - tokens < self.keep_tokens):
+            windowed = seq in windowed_tokens
+            if (held and seq in held) or (recent and seq in views) or (windowed and free - tokens < keep_tokens):
                 # Passed over, not a stop: newer outputs may still go while keepTokens stay whole.
                 kept.append(queue.popleft())
                 continue
             if windowed:
                 free -= tokens
                 self._tokens -= tokens
-                del self._windowed[seq]
+                del windowed_tokens[seq]
             queue.popleft()
-            self._tokens_of.pop(seq, None)
-            self._views.discard(seq)
-            self._view_paths.pop(seq, None)
+            tokens_of.pop(seq, None)
+            views.discard(seq)
+            view_paths.pop(seq, None)
             state = progress.state_of(record)
             if state is not None:
-                label = call_label(record.tool, state.get("input"), progress.directory or None)
+                label = call_label(record.tool, state.get("input"), directory)
                 out.append((record, ReplaceOutput(placeholder(label, tokens))))
-        queue.extendleft(reversed(kept))
+        if kept:
+            queue.extendleft(reversed(kept))
         return out
 
 

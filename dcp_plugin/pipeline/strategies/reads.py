@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from dcp_plugin.pipeline.placeholders import is_placeholder
+from dcp_plugin.pipeline.strategies.scan import holds
 
 READ_TOOLS: frozenset[str] = frozenset({"read"})
 WRITE_TOOLS: frozenset[str] = frozenset({"write"})
@@ -14,9 +13,7 @@ DEFAULT_READ_LIMIT = 2000
 # Texts OpenCode's read appends when it showed less than the range asked for: the output reached
 # its 50 KB cap, or a line longer than 2,000 characters was cut.
 CUT_SHORT_MARKERS: tuple[str, ...] = ("(Output capped at ", "(line truncated to ")
-# Both at once, in one pass: each marker ends with a space, which makes `in` skip little through
-# a file's text (every read of a cold request's history is searched; about 3x faster).
-_CUT_SHORT = re.compile("|".join(re.escape(marker) for marker in CUT_SHORT_MARKERS))
+# Looked for together (both start with "(", which most outputs hold a few times at most): see :mod:`.scan`.
 
 Lines = tuple[int, int]  # first and last line shown, 1-based and inclusive
 
@@ -45,14 +42,17 @@ def read_lines(tool_input: object) -> Lines | None:
     return first, first + count - 1
 
 
+def shows_less(output: object) -> bool:
+    """Whether a read's output shows less than its range: the host cut it short, or it is a placeholder already."""
+    return isinstance(output, str) and (is_placeholder(output) or holds(output, CUT_SHORT_MARKERS))
+
+
 def shown_lines(tool_input: object, output: object) -> Lines | None:
     """The lines a completed read is known to have shown in full: its range, unless the host cut it short.
 
     An output that is already a placeholder (a list pruned before, handed in again) shows nothing.
     """
-    if isinstance(output, str) and (is_placeholder(output) or _CUT_SHORT.search(output) is not None):
-        return None
-    return read_lines(tool_input)
+    return None if shows_less(output) else read_lines(tool_input)
 
 
 def covers(outer: Lines, inner: Lines) -> bool:

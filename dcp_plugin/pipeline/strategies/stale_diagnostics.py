@@ -27,6 +27,7 @@ from dcp_plugin.pipeline.decisions import CallRecord, Cut, CutOutput
 from dcp_plugin.pipeline.labels import relative
 from dcp_plugin.pipeline.protection import absolute_path
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
+from dcp_plugin.pipeline.strategies.scan import holds
 
 NAME = STALE_DIAGNOSTICS
 # Tools whose completed result reports the diagnostics of the files they wrote: no block for
@@ -81,8 +82,13 @@ class StaleDiagnostics(ObserveOnly):
         output = call.output
         if record.status != "completed":
             return ()
-        found = blocks(output, call.directory) if isinstance(output, str) and BLOCK_START in output else []
-        files = {file for file, _, _, _ in found}
+        if isinstance(output, str) and holds(output, BLOCK_START):
+            found = blocks(output, call.directory)
+            files = {file for file, _, _, _ in found}
+        elif record.tool in WRITE_TOOLS:
+            found, files = [], set()
+        else:
+            return ()  # no block, and no write that reports the files it wrote (most calls)
         if record.tool in WRITE_TOOLS:
             files.update(absolute_path(p, call.directory) for p in call.paths)
         if not files:

@@ -10,7 +10,7 @@ from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import path_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
-from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shown_lines
+from dcp_plugin.pipeline.strategies.reads import READ_TOOLS, WRITE_TOOLS, Lines, covers, read_lines, shows_less
 
 NAME = SUPERSEDED_READS
 
@@ -55,18 +55,21 @@ class SupersededReads(ObserveOnly):
         if record.status != "completed" or path is None:
             return ()
         self._directory = call.directory
-        seq = record.seq
-        late = self._newest.get(path, -1) > seq
-        self._newest[path] = max(seq, self._newest.get(path, -1))
-        if record.tool in WRITE_TOOLS:
+        seq, tool = record.seq, record.tool
+        newest = self._newest.get(path, -1)
+        late = newest > seq
+        if not late:
+            self._newest[path] = seq
+        if tool in WRITE_TOOLS:
             self._newest_write[path] = max(seq, self._newest_write.get(path, -1))
             return self._take(path, lambda old: old.record.seq < seq)
-        if record.tool not in READ_TOOLS:
+        if tool not in READ_TOOLS:
             return ()
         lines = read_lines(call.input)
         if lines is None:
             return ()
-        read = _Read(record, lines, shown_lines(call.input, call.output), call.protected)
+        # shown_lines(input, output), without reading the range a second time.
+        read = _Read(record, lines, None if shows_less(call.output) else lines, call.protected)
         shown = read.shown
         out = [] if shown is None else self._take(path, lambda old: old.record.seq < seq and covers(shown, old.lines))
         if late and self._superseded_later(path, read):

@@ -1,0 +1,41 @@
+"""decide's path for a whole output replacement gives what the general path (retag, then realize) gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dcp_plugin.model.tokens import tokens_removed
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput, decide, realize, retag
+from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
+
+_outputs = st.none() | st.text(max_size=120) | st.just(DUPLICATE_PLACEHOLDER) | st.integers() | st.lists(st.text(max_size=5), max_size=3)
+_states = st.builds(
+    lambda status, output, has_output, compacted: {
+        "status": status,
+        "input": {"filePath": "a.py"},
+        **({"output": output} if has_output else {}),
+        **({"time": {"compacted": 1}} if compacted else {}),
+    },
+    st.sampled_from(["completed", "error", "running"]),
+    _outputs,
+    st.booleans(),
+    st.booleans(),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_states, st.sampled_from([DUPLICATE_PLACEHOLDER, "[dcp: x]", "short", "[dcp: masked] (id ab12)"]), st.sampled_from([None, "ab12", "zz9x"]))
+def test_a_replacement_decides_as_the_general_path(state: dict[str, Any], text: str, ident: str | None) -> None:
+    record = CallRecord("c1", "read", 1, 0, 0, None, None, 0, str(state["status"]), ident=ident)
+    edit = ReplaceOutput(text)
+    realized = realize(retag(edit, ident), state)  # type: ignore[arg-type]
+    saved = tokens_removed(state, realized[0], realized[1]) if realized is not None else 0
+    decision = decide(record, "s", edit, state)  # type: ignore[arg-type]
+    if realized is None or saved <= 0:
+        assert decision is None
+    else:
+        assert decision is not None
+        assert (decision.field, decision.value, decision.cuts, decision.tokens_saved) == (*realized, saved)
