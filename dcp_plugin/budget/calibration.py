@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dcp_plugin.model.messages import info_of, is_mapping
-from dcp_plugin.model.refs import model_ref
+from dcp_plugin.model.refs import model_fields
 from dcp_plugin.model.tokens import (
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,
@@ -244,12 +244,13 @@ def message_key(message: Mapping[str, Any], index: int) -> str:
 
 
 def _model_of(message: Mapping[str, Any]) -> str | None:
-    ref = model_ref(info_of(message))
-    return ref.model_id if ref is not None else None
+    named = model_fields(info_of(message))
+    return named[1] if named is not None else None
 
 
-# One message as a walk of the history read it: its estimate and the model its info names.
-ReadMessage = tuple[Split, str | None]
+# One message as a walk of the history read it: its estimate, the model its info names, and the
+# usage it reports (:func:`reported_usage`; None: not known, read from the message when needed).
+ReadMessage = tuple[Split, str | None, ReportedUsage | None]
 
 
 def advance(
@@ -261,12 +262,14 @@ def advance(
 ) -> EstimatorState:
     """The state after one more message; teaches ``calibrator`` when the message reports usage.
 
-    ``read``: the message's :func:`estimate_message_split` and model id, when the caller has them already.
+    ``read``: the message's :func:`estimate_message_split`, model id and usage, when the caller has them already.
     """
     if not is_mapping(message):
         return replace(state, count=state.count + 1)
     model, incoming = read[0] if read is not None else estimate_message_split(message, image_tokens)
-    usage = reported_usage(message)
+    usage = read[2] if read is not None else None
+    if usage is None:
+        usage = reported_usage(message)
     index = state.count
     if usage is None:
         # Built directly, not with dataclasses.replace: this runs for every message of a history.
