@@ -14,11 +14,9 @@ from dcp_plugin.model.messages import (
     Message,
     ToolState,
     call_id_of,
-    is_assistant,
-    is_user,
+    info_of,
     locate,
     message_id,
-    parts_of,
 )
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
@@ -107,9 +105,11 @@ class Ledger:
             self._recheck_unfinished(messages, result)
         turn_before = self.turn
         for index in range(start, end):
-            if is_user(messages[index]):
+            # is_user and is_assistant inlined: the role read once per message of a history.
+            role = info_of(messages[index]).get("role")
+            if role == "user":
                 self.turn += 1
-            elif is_assistant(messages[index]):
+            elif role == "assistant":
                 self.steps += 1
             self.step_at.append(self.steps)
             self._scan_parts(messages, index, result)
@@ -121,7 +121,10 @@ class Ledger:
 
     def _scan_parts(self, messages: Sequence[Message], index: int, result: SyncResult) -> None:
         message = messages[index]
-        parts = parts_of(message)
+        # parts_of inlined: this runs for every message of a history.
+        parts = message.get("parts") if isinstance(message, dict) else None
+        if not isinstance(parts, list):
+            return
         for part_index, part in enumerate(parts):
             if not isinstance(part, dict) or part.get("type") != "tool":
                 continue
