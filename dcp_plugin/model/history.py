@@ -40,7 +40,13 @@ class HistoryMark:
         """Mark the first ``end`` messages (default: all) as seen."""
         count = len(messages) if end is None else end
         self.count = count
-        self.first_id = message_id(messages[0]) if count else None
-        last = messages[count - 1] if count else None
+        if not count:
+            self.first_id = self.last_id = None
+            self.last_parts = 0
+            return
+        self.first_id = message_id(messages[0])
+        last = messages[count - 1]
         self.last_id = message_id(last)
-        self.last_parts = len(parts_of(last))
+        # parts_of inlined: a walk marks the list at every request point of a history.
+        parts = last.get("parts") if isinstance(last, dict) else None
+        self.last_parts = len(parts) if isinstance(parts, list) else 0

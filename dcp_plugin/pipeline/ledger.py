@@ -115,7 +115,9 @@ class Ledger:
             self._scan_parts(messages, index, result)
         if end:
             self.mark.advance(messages, end)
-            self.message_ids.extend(message_id(messages[i]) for i in range(len(self.message_ids), end))
+            ids = self.message_ids
+            for i in range(len(ids), end):  # a loop, not a generator: usually one id per sync of a walk
+                ids.append(message_id(messages[i]))
         result.new_turns = self.turn != turn_before
         return result
 
