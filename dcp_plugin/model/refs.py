@@ -55,17 +55,24 @@ def model_fields(value: object) -> ModelFields | None:
     """
     if not is_mapping(value):
         return None
+    # text_id inlined, and None (the usual absent key) ruled out before is_mapping: this runs
+    # for every message of a history.
     nested = value.get("model")
-    if is_mapping(nested) and not text_id(value.get("modelID")):
-        inner = model_fields(nested)
-        if inner is not None:
-            return inner
-    # A host model object names its model `id`; a message's info has an `id` too, its own.
-    host_object = "role" not in value and ("limit" in value or "providerID" in value)
-    model_id = text_id(value.get("modelID")) or (text_id(value.get("id")) if host_object else None)
-    provider_id = text_id(value.get("providerID"))
+    model_id = value.get("modelID")
+    if not (isinstance(model_id, str) and model_id):
+        model_id = None
+        if nested is not None and is_mapping(nested):
+            inner = model_fields(nested)
+            if inner is not None:
+                return inner
+        # A host model object names its model `id`; a message's info has an `id` too, its own.
+        if "role" not in value and ("limit" in value or "providerID" in value):
+            model_id = text_id(value.get("id"))
+    provider_id = value.get("providerID")
+    if not (isinstance(provider_id, str) and provider_id):
+        provider_id = None
     limit = value.get("limit")
-    context = _positive_int(limit.get("context")) if is_mapping(limit) else None
+    context = _positive_int(limit.get("context")) if limit is not None and is_mapping(limit) else None
     if model_id is None and provider_id is None and context is None:
         return None
     return provider_id, model_id, context
