@@ -94,21 +94,22 @@ def json_chars(value: Any) -> int:
         return len(str(value))
 
 
-def _ratio_tokens(chars: int, ratio: tuple[int, int]) -> int:
-    num, den = ratio
-    return -(-chars * num // den)
+# The ratios unpacked once: the two estimates below run for every tool call of a history and
+# every decision on one, and a helper taking the ratio cost a call and an unpacking each time.
+_JSON_NUM, _JSON_DEN = JSON_TOKENS_PER_CHAR
+_OUTPUT_NUM, _OUTPUT_DEN = OUTPUT_TOKENS_PER_CHAR
 
 
 def estimate_json_tokens(value: Any) -> int:
     """Tokens of structured data (tool inputs, non-string outputs): chars/3.5, rounded up."""
-    return _ratio_tokens(json_chars(value), JSON_TOKENS_PER_CHAR)
+    return -(-json_chars(value) * _JSON_NUM // _JSON_DEN)
 
 
 def estimate_output_tokens(value: Any) -> int:
     """Tokens of a tool's output or error: a string at chars/3, anything else as JSON (chars/3.5)."""
     if not isinstance(value, str):
-        return estimate_json_tokens(value)
-    return _ratio_tokens(len(value), OUTPUT_TOKENS_PER_CHAR)
+        return -(-json_chars(value) * _JSON_NUM // _JSON_DEN)
+    return -(-len(value) * _OUTPUT_NUM // _OUTPUT_DEN)
 
 
 def _tool_output(state: Mapping[str, Any]) -> Any:
@@ -218,7 +219,7 @@ def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAU
         elif kind == "tool":
             state = part.get("state")
             if is_mapping(state):
-                model_json += _ratio_tokens(json_chars(state.get("input") or {}), JSON_TOKENS_PER_CHAR)
+                model_json += -(-json_chars(state.get("input") or {}) * _JSON_NUM // _JSON_DEN)
                 output = _tool_output(state)
                 if output != "":
                     json_ += estimate_output_tokens(output)
