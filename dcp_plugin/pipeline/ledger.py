@@ -114,7 +114,7 @@ class Ledger:
             self.step_at.append(self.steps)
             self._scan_parts(messages, index, result)
         if end:
-            self.mark.advance(messages, end)
+            self.mark.advance(messages, end, same_list=not rescan)
             ids = self.message_ids
             for i in range(len(ids), end):  # a loop, not a generator: usually one id per sync of a walk
                 ids.append(message_id(messages[i]))
