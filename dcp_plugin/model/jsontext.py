@@ -50,17 +50,36 @@ class CompactJson:
         fast = self._fast
         if fast is not None and not isinstance(value, str):
             try:
-                if self._ascii is not None:
-                    # The ASCII escaper is nearly twice as fast. Its text differs from this one's only
-                    # where it escapes a character this one keeps (non-ASCII, DEL) as \uXXXX: without
-                    # any "\u" in it, it is this very text. Both fail alike on the same value.
-                    text = "".join(self._ascii(value, 0))
-                    if "\\u" not in text:
-                        return text
+                if self._ascii is not None and _ascii_alike(value):
+                    return "".join(self._ascii(value, 0))
                 return "".join(fast(value, 0))
             except RecursionError:
                 pass  # a cycle, or nesting too deep: the checked encoder tells them apart
         return self._checked.encode(value)
+
+
+# Types written alike by both escapers whatever their value (None is checked apart).
+_SCALARS = (int, float, bool)
+
+
+def _ascii_alike(value: object) -> bool:
+    """Whether the ASCII escaper writes ``value`` as the unicode one does: a flat dict of ASCII text without DEL, and numbers.
+
+    The two differ only on the characters the ASCII one writes as \\uXXXX (any other than ASCII,
+    and DEL); its C code is nearly twice as fast, and a tool input is usually such a dict.
+    ``str.isascii`` is a flag, and DEL is found at memchr speed.
+    """
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii() or "\x7f" in key:
+            return False
+        if type(item) is str:
+            if not item.isascii() or "\x7f" in item:
+                return False
+        elif item is not None and type(item) not in _SCALARS:
+            return False
+    return True
 
 
 class NumberTooLong(ValueError):

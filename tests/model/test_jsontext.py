@@ -59,3 +59,11 @@ def test_text_where_the_ascii_and_unicode_escapers_differ_is_encoded_as_json_dum
     value: Any, sort_keys: bool
 ) -> None:
     assert CompactJson(sort_keys).encode(value) == dumps(value, sort_keys)
+
+
+_ASCII_EDGES = st.text(alphabet=st.sampled_from(["a", "u", "\\", '"', "\x7f", "\x00", "\n"]), max_size=6)
+
+
+@given(st.dictionaries(_ASCII_EDGES, _ASCII_EDGES | st.none() | st.booleans() | st.integers() | st.floats(), max_size=4))
+def test_a_flat_dict_of_ascii_text_is_encoded_as_json_dumps_encodes_it(value: dict[str, Any]) -> None:
+    assert CompactJson().encode(value) == dumps(value)
