@@ -26,10 +26,15 @@ def drop_nulls(value: object, depth: int = 0) -> object:
     """The value with None dropped from every mapping, at every depth."""
     if depth > 200:
         return value
+    # Only containers recurse: a call per scalar (most of a tool input) would return it as it is.
     if isinstance(value, dict):
-        return {k: drop_nulls(v, depth + 1) for k, v in value.items() if v is not None}
+        return {
+            k: drop_nulls(v, depth + 1) if isinstance(v, (dict, list)) else v
+            for k, v in value.items()
+            if v is not None
+        }
     if isinstance(value, list):
-        return [drop_nulls(v, depth + 1) for v in value]
+        return [drop_nulls(v, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 
@@ -134,7 +139,10 @@ class Ledger:
             tool = part.get("tool")
             if not isinstance(state, dict) or not isinstance(tool, str):
                 continue
-            call_id = call_id_of(part, message, index, part_index)
+            # call_id_of's first rule inlined: a tool part nearly always has its callID.
+            call_id = part.get("callID")
+            if not (isinstance(call_id, str) and call_id):
+                call_id = call_id_of(part, message, index, part_index)
             if call_id in self.by_call:
                 continue
             status = state.get("status")
