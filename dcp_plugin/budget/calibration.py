@@ -238,8 +238,9 @@ class Prediction:
 
 def message_key(message: Mapping[str, Any], index: int) -> str:
     """A message's id, or its position when it has none."""
-    info = message.get("info") if is_mapping(message) else None
-    mid = info.get("id") if is_mapping(info) else None
+    # is_mapping's dict case decided here: asked for every reported step of a history.
+    info = message.get("info") if type(message) is dict or is_mapping(message) else None
+    mid = info.get("id") if type(info) is dict or is_mapping(info) else None
     return mid if isinstance(mid, str) and mid else f"#{index}"
 
 

@@ -116,7 +116,8 @@ def _tool_output(state: Mapping[str, Any]) -> Any:
     status = state.get("status")
     if status == "completed":
         when = state.get("time")
-        if is_mapping(when) and when.get("compacted"):
+        # is_mapping inlined: read for every finished call of a history and every decision on one.
+        if (type(when) is dict or isinstance(when, Mapping)) and when.get("compacted"):
             return COMPACTED_OUTPUT_TEXT
         return state.get("output") or ""
     if status == "error":
@@ -329,13 +330,15 @@ def reported_usage(message: Mapping[str, Any]) -> ReportedUsage | None:
 
 def info_usage(info: object) -> ReportedUsage | None:
     """:func:`reported_usage` of a message whose info the caller holds already."""
-    if not is_mapping(info) or info.get("role") != "assistant" or info.get("summary"):
+    # is_mapping inlined (a dict decided first): read for every assistant message of a history.
+    if not (type(info) is dict or isinstance(info, Mapping)) or info.get("role") != "assistant" or info.get("summary"):
         return None
     tokens = info.get("tokens")
-    if not is_mapping(tokens):
+    if not (type(tokens) is dict or isinstance(tokens, Mapping)):
         return None
     cache = tokens.get("cache")
-    cache = cache if is_mapping(cache) else {}
+    if not (type(cache) is dict or isinstance(cache, Mapping)):
+        cache = {}
     prompt = _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
     if prompt <= 0:
         return None
