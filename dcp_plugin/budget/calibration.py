@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dcp_plugin.model.messages import info_of, is_mapping
-from dcp_plugin.model.refs import model_ref
+from dcp_plugin.model.refs import model_fields
 from dcp_plugin.model.tokens import (
     CHARS_PER_TOKEN_TEXT,
     DEFAULT_IMAGE_TOKENS,
@@ -238,18 +238,20 @@ class Prediction:
 
 def message_key(message: Mapping[str, Any], index: int) -> str:
     """A message's id, or its position when it has none."""
-    info = message.get("info") if is_mapping(message) else None
-    mid = info.get("id") if is_mapping(info) else None
+    # is_mapping's dict case decided here: asked for every reported step of a history.
+    info = message.get("info") if type(message) is dict or is_mapping(message) else None
+    mid = info.get("id") if type(info) is dict or is_mapping(info) else None
     return mid if isinstance(mid, str) and mid else f"#{index}"
 
 
 def _model_of(message: Mapping[str, Any]) -> str | None:
-    ref = model_ref(info_of(message))
-    return ref.model_id if ref is not None else None
+    named = model_fields(info_of(message))
+    return named[1] if named is not None else None
 
 
-# One message as a walk of the history read it: its estimate and the model its info names.
-ReadMessage = tuple[Split, str | None]
+# One message as a walk of the history read it: its estimate, the model its info names, and the
+# usage it reports (:func:`reported_usage`; None: not known, read from the message when needed).
+ReadMessage = tuple[Split, str | None, ReportedUsage | None]
 
 
 def advance(
@@ -261,27 +263,34 @@ def advance(
 ) -> EstimatorState:
     """The state after one more message; teaches ``calibrator`` when the message reports usage.
 
-    ``read``: the message's :func:`estimate_message_split` and model id, when the caller has them already.
+    ``read``: the message's :func:`estimate_message_split`, model id and usage, when the caller has them already.
     """
     if not is_mapping(message):
         return replace(state, count=state.count + 1)
-    model, incoming = read[0] if read is not None else estimate_message_split(message, image_tokens)
-    usage = reported_usage(message)
+    if read is not None:
+        (model, incoming), model_id, usage = read
+        if usage is None:
+            usage = reported_usage(message)
+    else:
+        model, incoming = estimate_message_split(message, image_tokens)
+        usage = reported_usage(message)
+        model_id = _model_of(message) if usage is not None else None
     index = state.count
+    # States built directly, positionally, and sums added here rather than with
+    # dataclasses.replace and ContentEstimate.plus: this runs for every message of a history.
     if usage is None:
-        # Built directly, not with dataclasses.replace: this runs for every message of a history.
-        both = model.plus(incoming)
+        text, json_, media = model.text + incoming.text, model.json + incoming.json, model.media + incoming.media
+        tail, history = state.tail, state.history
         return EstimatorState(
             state.anchor,
             state.anchor_model,
             state.anchor_index,
-            state.tail.plus(both),
-            state.history.plus(both),
+            ContentEstimate(tail.text + text, tail.json + json_, tail.media + media),
+            ContentEstimate(history.text + text, history.json + json_, history.media + media),
             state.history_reported_model,
             state.history_reported_carried,
             index + 1,
         )
-    model_id = read[1] if read is not None else _model_of(message)
     if calibrator is not None:
         key = message_key(message, index)
         if key not in calibrator.learned:
@@ -295,14 +304,14 @@ def advance(
                 state.history_reported_carried,
             )
     return EstimatorState(
-        anchor=usage,
-        anchor_model=model_id,
-        anchor_index=index,
-        tail=incoming,
-        history=state.history.plus(incoming),
-        history_reported_model=state.history_reported_model.plus(model),
-        history_reported_carried=state.history_reported_carried + usage.carried,
-        count=index + 1,
+        usage,  # the anchor
+        model_id,
+        index,
+        incoming,  # the tail
+        state.history.plus(incoming),
+        state.history_reported_model.plus(model),
+        state.history_reported_carried + usage.carried,
+        index + 1,
     )
 
 
@@ -320,9 +329,12 @@ def predict(
     calibrated estimate of the whole history, where steps that reported their output
     count at least those tokens. Never below the last reported prompt.
     """
-    calibration = calibrator.active() if calibrator is not None else Calibration()
-    if state.anchor_model is not None and calibrator is not None and state.anchor_model in calibrator.by_model:
-        calibration = calibrator.by_model[state.anchor_model]
+    # The anchor's model's fit, else the active one (asked only then: this runs at every request point).
+    found = calibrator.by_model.get(state.anchor_model) if calibrator is not None and state.anchor_model is not None else None
+    if found is not None:
+        calibration = found
+    else:
+        calibration = calibrator.active() if calibrator is not None else Calibration()
     reported = state.anchor.prompt if state.anchor is not None else None
     if use_reports and state.anchor is not None:
         tokens = next_prompt_tokens(state.anchor.prompt, state.anchor.carried, calibration.scale(state.tail))

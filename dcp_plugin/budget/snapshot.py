@@ -217,7 +217,7 @@ class BudgetTracker:
             state = advance(state, messages[index], calibrator, image_tokens, read)
         self._before_last = before_last
         self._state = state
-        self._mark.advance(messages, end)
+        self._mark.advance(messages, end, same_list=not rescan)
 
     def sent(self, count: int, pruned_before: PrunedBefore) -> None:
         """A request carrying ``count`` messages went out with the placeholders in force now."""

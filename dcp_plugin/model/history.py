@@ -36,11 +36,23 @@ class HistoryMark:
         last = messages[self.count - 1]
         return message_id(last) == self.last_id and len(parts_of(last)) >= self.last_parts
 
-    def advance(self, messages: Sequence[object], end: int | None = None) -> None:
-        """Mark the first ``end`` messages (default: all) as seen."""
+    def advance(self, messages: Sequence[object], end: int | None = None, *, same_list: bool = False) -> None:
+        """Mark the first ``end`` messages (default: all) as seen.
+
+        ``same_list``: the messages marked so far are those of this very list, unchanged since (one
+        walk of a history), so its first message's id is the one marked: not read again.
+        """
         count = len(messages) if end is None else end
+        marked = self.count
         self.count = count
-        self.first_id = message_id(messages[0]) if count else None
-        last = messages[count - 1] if count else None
+        if not count:
+            self.first_id = self.last_id = None
+            self.last_parts = 0
+            return
+        if not (same_list and marked):
+            self.first_id = message_id(messages[0])
+        last = messages[count - 1]
         self.last_id = message_id(last)
-        self.last_parts = len(parts_of(last))
+        # parts_of inlined: a walk marks the list at every request point of a history.
+        parts = last.get("parts") if isinstance(last, dict) else None
+        self.last_parts = len(parts) if isinstance(parts, list) else 0

@@ -25,31 +25,61 @@ class CompactJson:
         checked = self._checked
         make: Callable[..., Encoder] | None = getattr(json_encoder, "c_make_encoder", None)
         self._fast: Encoder | None = None
+        self._ascii: Encoder | None = None
         if make is not None:
             try:
-                self._fast = make(
-                    None,
-                    checked.default,
-                    json_encoder.encode_basestring,
-                    checked.indent,
-                    checked.key_separator,
-                    checked.item_separator,
-                    checked.sort_keys,
-                    checked.skipkeys,
-                    checked.allow_nan,
+                self._fast, self._ascii = (
+                    make(
+                        None,
+                        checked.default,
+                        escape,
+                        checked.indent,
+                        checked.key_separator,
+                        checked.item_separator,
+                        checked.sort_keys,
+                        checked.skipkeys,
+                        checked.allow_nan,
+                    )
+                    for escape in (json_encoder.encode_basestring, json_encoder.encode_basestring_ascii)
                 )
             except TypeError:  # another Python's signature: the checked encoder does it all
-                self._fast = None
+                self._fast = self._ascii = None
 
     def encode(self, value: object) -> str:
         """The JSON text of ``value``; raises what ``JSONEncoder.encode`` raises (ValueError for a cycle)."""
         fast = self._fast
         if fast is not None and not isinstance(value, str):
             try:
+                if self._ascii is not None and _ascii_alike(value):
+                    return "".join(self._ascii(value, 0))
                 return "".join(fast(value, 0))
             except RecursionError:
                 pass  # a cycle, or nesting too deep: the checked encoder tells them apart
         return self._checked.encode(value)
+
+
+# Types written alike by both escapers whatever their value (None is checked apart).
+_SCALARS = (int, float, bool)
+
+
+def _ascii_alike(value: object) -> bool:
+    """Whether the ASCII escaper writes ``value`` as the unicode one does: a flat dict of ASCII text without DEL, and numbers.
+
+    The two differ only on the characters the ASCII one writes as \\uXXXX (any other than ASCII,
+    and DEL); its C code is nearly twice as fast, and a tool input is usually such a dict.
+    ``str.isascii`` is a flag, and DEL is found at memchr speed.
+    """
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii() or "\x7f" in key:
+            return False
+        if type(item) is str:
+            if not item.isascii() or "\x7f" in item:
+                return False
+        elif item is not None and type(item) not in _SCALARS:
+            return False
+    return True
 
 
 class NumberTooLong(ValueError):

@@ -108,8 +108,13 @@ def parts_of(message: object) -> list[Part]:
 
 def message_id(message: object) -> str | None:
     """The host's id of a message, when it has one."""
-    value = info_of(message).get("id")
-    return value if isinstance(value, str) and value else None
+    # info_of inlined: asked for several times per message of a cold request's history.
+    if isinstance(message, dict):
+        info = message.get("info")
+        if isinstance(info, dict):
+            value = info.get("id")
+            return value if isinstance(value, str) and value else None
+    return None
 
 
 def is_user(message: object) -> bool:
@@ -122,12 +127,25 @@ def message_time(message: object) -> int:
 
     A value that is no finite number (NaN, ±Infinity, which JSON parsers accept) counts as missing.
     """
-    when = info_of(message).get("time")
+    return info_time(info_of(message))
+
+
+def info_time(info: Info) -> int:
+    """:func:`message_time` of a message whose info (:func:`info_of`) the caller holds already."""
+    when = info.get("time")
     if not isinstance(when, dict):
         return 0
+    created, completed = when.get("created"), when.get("completed")
+    if type(created) is int:
+        # The common shape (integer times, ``completed`` only once a step ends), decided
+        # without the general loop: read for every message of a cold request's history.
+        if completed is None:
+            return created
+        if type(completed) is int:
+            return completed if completed > created else created
     # No list and no max() of it: read for every message of a cold request's history.
     newest: int | float | None = None
-    for value in (when.get("created"), when.get("completed")):
+    for value in (created, completed):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         if (isinstance(value, int) or math.isfinite(value)) and (newest is None or value > newest):
@@ -159,11 +177,14 @@ def call_id_of(part: Part, message: object, message_index: int, part_index: int)
     what such a part is called, or a placeholder would be planned for a call that never
     matches its own part again.
     """
-    return (
-        text_id(part.get("callID"))
-        or text_id(part.get("id"))
-        or f"{message_id(message) or message_index}#{part_index}"
-    )
+    # text_id inlined: asked for every tool part a walk reads and every decision it locates.
+    value = part.get("callID")
+    if isinstance(value, str) and value:
+        return value
+    value = part.get("id")
+    if isinstance(value, str) and value:
+        return value
+    return f"{message_id(message) or message_index}#{part_index}"
 
 
 class Placed(Protocol):
@@ -187,12 +208,21 @@ def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolS
     (:func:`call_id_of`) and its state a dict.
     """
     index = record.message_index
+    part_index = record.part_index
     try:
         message = messages[offset + index]
-        part = parts_of(message)[record.part_index]
+        # parts_of inlined: asked for every decision a walk makes or applies.
+        parts: list[Part] | None = message.get("parts") if isinstance(message, dict) else None
+        part = (parts if isinstance(parts, list) else [])[part_index]
     except (IndexError, TypeError):
         return None
-    if not isinstance(part, dict) or call_id_of(part, message, index, record.part_index) != record.call_id:
+    if not isinstance(part, dict):
+        return None
+    # The common case (the call's own callID) decided without call_id_of's fallbacks.
+    call_id = part.get("callID")
+    if not (isinstance(call_id, str) and call_id):
+        call_id = call_id_of(part, message, index, part_index)
+    if call_id != record.call_id:
         return None
     state = part.get("state")
     return state if isinstance(state, dict) else None

@@ -32,6 +32,10 @@ def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+# A ModelRef's fields (provider id, model id, context limit), as :func:`model_fields` reads them.
+ModelFields = tuple[str | None, str | None, int | None]
+
+
 def model_ref(value: object) -> ModelRef | None:
     """The model named by a message's info or by a host's model object; None when it names none.
 
@@ -39,22 +43,39 @@ def model_ref(value: object) -> ModelRef | None:
     (``model: {providerID, modelID}``), and a host model object (``{id | modelID,
     providerID, limit: {context}}``, OpenCode's and the hook input's shape).
     """
+    fields = model_fields(value)
+    return ModelRef(*fields) if fields is not None else None
+
+
+def model_fields(value: object) -> ModelFields | None:
+    """The fields of :func:`model_ref`'s answer, without building it.
+
+    A walk of a history reads every message's model, and nearly all name the one already
+    held: building a frozen ModelRef for each, to compare it and drop it, cost more than reading it.
+    """
     if not is_mapping(value):
         return None
+    # text_id inlined, and None (the usual absent key) ruled out before is_mapping: this runs
+    # for every message of a history.
     nested = value.get("model")
-    if is_mapping(nested) and not text_id(value.get("modelID")):
-        inner = model_ref(nested)
-        if inner is not None:
-            return inner
-    # A host model object names its model `id`; a message's info has an `id` too, its own.
-    host_object = "role" not in value and ("limit" in value or "providerID" in value)
-    model_id = text_id(value.get("modelID")) or (text_id(value.get("id")) if host_object else None)
-    provider_id = text_id(value.get("providerID"))
+    model_id = value.get("modelID")
+    if not (isinstance(model_id, str) and model_id):
+        model_id = None
+        if nested is not None and is_mapping(nested):
+            inner = model_fields(nested)
+            if inner is not None:
+                return inner
+        # A host model object names its model `id`; a message's info has an `id` too, its own.
+        if "role" not in value and ("limit" in value or "providerID" in value):
+            model_id = text_id(value.get("id"))
+    provider_id = value.get("providerID")
+    if not (isinstance(provider_id, str) and provider_id):
+        provider_id = None
     limit = value.get("limit")
-    context = _positive_int(limit.get("context")) if is_mapping(limit) else None
+    context = _positive_int(limit.get("context")) if limit is not None and is_mapping(limit) else None
     if model_id is None and provider_id is None and context is None:
         return None
-    return ModelRef(provider_id, model_id, context)
+    return provider_id, model_id, context
 
 
 def latest_model(messages: Sequence[object]) -> ModelRef | None:

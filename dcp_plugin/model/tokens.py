@@ -94,28 +94,30 @@ def json_chars(value: Any) -> int:
         return len(str(value))
 
 
-def _ratio_tokens(chars: int, ratio: tuple[int, int]) -> int:
-    num, den = ratio
-    return -(-chars * num // den)
+# The ratios unpacked once: the two estimates below run for every tool call of a history and
+# every decision on one, and a helper taking the ratio cost a call and an unpacking each time.
+_JSON_NUM, _JSON_DEN = JSON_TOKENS_PER_CHAR
+_OUTPUT_NUM, _OUTPUT_DEN = OUTPUT_TOKENS_PER_CHAR
 
 
 def estimate_json_tokens(value: Any) -> int:
     """Tokens of structured data (tool inputs, non-string outputs): chars/3.5, rounded up."""
-    return _ratio_tokens(json_chars(value), JSON_TOKENS_PER_CHAR)
+    return -(-json_chars(value) * _JSON_NUM // _JSON_DEN)
 
 
 def estimate_output_tokens(value: Any) -> int:
     """Tokens of a tool's output or error: a string at chars/3, anything else as JSON (chars/3.5)."""
     if not isinstance(value, str):
-        return estimate_json_tokens(value)
-    return _ratio_tokens(len(value), OUTPUT_TOKENS_PER_CHAR)
+        return -(-json_chars(value) * _JSON_NUM // _JSON_DEN)
+    return -(-len(value) * _OUTPUT_NUM // _OUTPUT_DEN)
 
 
 def _tool_output(state: Mapping[str, Any]) -> Any:
     status = state.get("status")
     if status == "completed":
         when = state.get("time")
-        if is_mapping(when) and when.get("compacted"):
+        # is_mapping inlined: read for every finished call of a history and every decision on one.
+        if (type(when) is dict or isinstance(when, Mapping)) and when.get("compacted"):
             return COMPACTED_OUTPUT_TEXT
         return state.get("output") or ""
     if status == "error":
@@ -199,19 +201,34 @@ def estimate_part_split(
 
 def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> Split:
     """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
-    # Plain int sums rather than ContentEstimate.plus per part: the same totals, without a
-    # tuple per part (every message of a long session is estimated on a cold request).
+    # Plain int sums rather than ContentEstimate.plus per part, and the common kinds (text,
+    # reasoning, tool calls) estimated here rather than by estimate_part_split: the same totals
+    # without two tuples and a few calls per part (every message of a long session is estimated
+    # on a cold request). Any other kind goes through estimate_part_split.
     model_text = model_json = model_media = text = json_ = media = 0
     parts = message.get("parts") if is_mapping(message) else None
     for part in parts if isinstance(parts, list) else ():
-        if not is_mapping(part):
+        if type(part) is not dict and not isinstance(part, Mapping):
             continue
-        m, i = estimate_part_split(part, image_tokens)
-        if m is not ZERO:
+        kind = part.get("type")
+        if part.get("ignored") is True:
+            continue
+        if kind in ("text", "reasoning"):
+            value = part.get("text")
+            if isinstance(value, str):
+                model_text += -(-len(value) // CHARS_PER_TOKEN_TEXT)
+        elif kind == "tool":
+            state = part.get("state")
+            if is_mapping(state):
+                model_json += -(-json_chars(state.get("input") or {}) * _JSON_NUM // _JSON_DEN)
+                output = _tool_output(state)
+                if output != "":
+                    json_ += estimate_output_tokens(output)
+        elif kind == "file":
+            m, i = estimate_part_split(part, image_tokens)
             model_text += m.text
             model_json += m.json
             model_media += m.media
-        if i is not ZERO:
             text += i.text
             json_ += i.json
             media += i.media
@@ -296,6 +313,9 @@ def _role(message: Mapping[str, Any]) -> str | None:
 
 
 def _int(value: Any) -> int:
+    # A plain int decided first: five counts are read per assistant message of a history.
+    if type(value) is int:
+        return value if value > 0 else 0
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
@@ -305,14 +325,20 @@ def reported_usage(message: Mapping[str, Any]) -> ReportedUsage | None:
     A host's own summary message (``info.summary``) reports the usage of the
     summarizing request, not of the conversation it replaced, so it is skipped.
     """
-    info = message.get("info")
-    if not is_mapping(info) or info.get("role") != "assistant" or info.get("summary"):
+    return info_usage(message.get("info"))
+
+
+def info_usage(info: object) -> ReportedUsage | None:
+    """:func:`reported_usage` of a message whose info the caller holds already."""
+    # is_mapping inlined (a dict decided first): read for every assistant message of a history.
+    if not (type(info) is dict or isinstance(info, Mapping)) or info.get("role") != "assistant" or info.get("summary"):
         return None
     tokens = info.get("tokens")
-    if not is_mapping(tokens):
+    if not (type(tokens) is dict or isinstance(tokens, Mapping)):
         return None
     cache = tokens.get("cache")
-    cache = cache if is_mapping(cache) else {}
+    if not (type(cache) is dict or isinstance(cache, Mapping)):
+        cache = {}
     prompt = _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
     if prompt <= 0:
         return None

@@ -14,11 +14,9 @@ from dcp_plugin.model.messages import (
     Message,
     ToolState,
     call_id_of,
-    is_assistant,
-    is_user,
+    info_of,
     locate,
     message_id,
-    parts_of,
 )
 from dcp_plugin.pipeline.decisions import CallRecord
 from dcp_plugin.pipeline.ids import assign_id
@@ -28,10 +26,15 @@ def drop_nulls(value: object, depth: int = 0) -> object:
     """The value with None dropped from every mapping, at every depth."""
     if depth > 200:
         return value
+    # Only containers recurse: a call per scalar (most of a tool input) would return it as it is.
     if isinstance(value, dict):
-        return {k: drop_nulls(v, depth + 1) for k, v in value.items() if v is not None}
+        return {
+            k: drop_nulls(v, depth + 1) if isinstance(v, (dict, list)) else v
+            for k, v in value.items()
+            if v is not None
+        }
     if isinstance(value, list):
-        return [drop_nulls(v, depth + 1) for v in value]
+        return [drop_nulls(v, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 
@@ -107,21 +110,28 @@ class Ledger:
             self._recheck_unfinished(messages, result)
         turn_before = self.turn
         for index in range(start, end):
-            if is_user(messages[index]):
+            # is_user and is_assistant inlined: the role read once per message of a history.
+            role = info_of(messages[index]).get("role")
+            if role == "user":
                 self.turn += 1
-            elif is_assistant(messages[index]):
+            elif role == "assistant":
                 self.steps += 1
             self.step_at.append(self.steps)
             self._scan_parts(messages, index, result)
         if end:
-            self.mark.advance(messages, end)
-            self.message_ids.extend(message_id(messages[i]) for i in range(len(self.message_ids), end))
+            self.mark.advance(messages, end, same_list=not rescan)
+            ids = self.message_ids
+            for i in range(len(ids), end):  # a loop, not a generator: usually one id per sync of a walk
+                ids.append(message_id(messages[i]))
         result.new_turns = self.turn != turn_before
         return result
 
     def _scan_parts(self, messages: Sequence[Message], index: int, result: SyncResult) -> None:
         message = messages[index]
-        parts = parts_of(message)
+        # parts_of inlined: this runs for every message of a history.
+        parts = message.get("parts") if isinstance(message, dict) else None
+        if not isinstance(parts, list):
+            return
         for part_index, part in enumerate(parts):
             if not isinstance(part, dict) or part.get("type") != "tool":
                 continue
@@ -129,7 +139,10 @@ class Ledger:
             tool = part.get("tool")
             if not isinstance(state, dict) or not isinstance(tool, str):
                 continue
-            call_id = call_id_of(part, message, index, part_index)
+            # call_id_of's first rule inlined: a tool part nearly always has its callID.
+            call_id = part.get("callID")
+            if not (isinstance(call_id, str) and call_id):
+                call_id = call_id_of(part, message, index, part_index)
             if call_id in self.by_call:
                 continue
             status = state.get("status")

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 
 from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.meter import ContextMeter
-from dcp_plugin.model.messages import Message, info_of, is_assistant, message_time
-from dcp_plugin.model.refs import ModelRef, model_ref
-from dcp_plugin.model.tokens import estimate_message_split, reported_usage, split_prompt_tokens
+from dcp_plugin.model.messages import Info, Message, info_of, info_time
+from dcp_plugin.model.refs import ModelRef, model_fields
+from dcp_plugin.model.tokens import estimate_message_split, info_usage, split_prompt_tokens
 from dcp_plugin.pipeline.scheduler import Scheduler
 
 
@@ -50,20 +50,24 @@ class Timeline:
         self.walked, self.walked_from = [], self.read
         for index in range(self.read, len(messages)):
             message = messages[index]
-            if is_assistant(message):
+            # Its info read once, here, for the role and by _read for the rest (is_assistant inlined).
+            info = info_of(message)
+            assistant = info.get("role") == "assistant"
+            if assistant:
                 if index > self.scheduled_end:
                     yield index, True
                 elif index == self.open_end:
                     yield index, False
-            self._read(message, index)
+            self._read(message, index, info, assistant)
             self.read = index + 1
 
-    def _read(self, message: Message, index: int) -> None:
-        """Take a message in: its tokens, its time, its model, the overhead it reports."""
+    def _read(self, message: Message, index: int, info: Info, assistant: bool) -> None:
+        """Take a message in (``info``: its :func:`info_of`): its tokens, its time, its model, the overhead it reports."""
         scheduler = self.scheduler
-        ref = model_ref(info_of(message))
+        named = model_fields(info)
+        model_id = named[1] if named is not None else None
         if index == scheduler.messages:
-            usage = reported_usage(message) if is_assistant(message) else None
+            usage = info_usage(info) if assistant else None
             if scheduler.overhead == 0 and usage is not None:
                 scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
             split = estimate_message_split(message, self.image_tokens)
@@ -72,10 +76,16 @@ class Timeline:
             scheduler.add_message(stored)
             self.meter.add_message(stored)
             if index == self.walked_from + len(self.walked):
-                self.walked.append((split, ref.model_id if ref is not None else None))
-        self.time_ms = max(self.time_ms, message_time(message))
-        if ref is not None and ref.model_id is not None and ref != self.model:
-            self.model = ref  # kept while the messages name the same model: the session's answers for it stay
+                self.walked.append((split, model_id, usage))
+        time_ms = info_time(info)
+        if time_ms > self.time_ms:
+            self.time_ms = time_ms
+        if named is not None and model_id is not None:
+            # Compared as fields, a ModelRef built only for a new model (see model_fields).
+            model = self.model
+            if model is None or named != (model.provider_id, model.model_id, model.context_limit):
+                # kept while the messages name the same model: the session's answers for it stay
+                self.model = ModelRef(*named)
 
     def next_time(self, messages: Sequence[Message], end: int) -> int:
         """When the request after the one holding the first ``end`` messages is sent: the newest time up to it.
@@ -86,10 +96,12 @@ class Timeline:
         """
         newest = self.time_ms
         for index in range(end, len(messages)):
-            message = messages[index]
-            if index > end and is_assistant(message):
+            info = info_of(messages[index])  # once per message: is_assistant and message_time inlined
+            if index > end and info.get("role") == "assistant":
                 break
-            newest = max(newest, message_time(message))
+            time_ms = info_time(info)
+            if time_ms > newest:
+                newest = time_ms
         return newest
 
     def end_walk(self) -> None:

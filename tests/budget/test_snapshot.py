@@ -10,8 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.budget import BudgetTracker, ContextSnapshot, build_snapshot, compute_thresholds
+from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.context_now import nothing_pruned
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ZERO, ContentEstimate, estimate_message_split
+from dcp_plugin.model.messages import info_of
+from dcp_plugin.model.refs import model_ref
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ZERO, ContentEstimate, estimate_message_split, reported_usage
 
 
 def user(i: int, chars: int) -> dict[str, Any]:
@@ -183,11 +186,24 @@ def test_an_earlier_point_than_the_one_read_counts_only_the_messages_before_it()
     assert tracker.observe(msgs, None, "claude-sonnet-4", end=end) == same_fit.observe(msgs[:end], None, "claude-sonnet-4")
 
 
+def walked(message: dict[str, Any], with_usage: bool) -> ReadMessage:
+    """The message as a walk reads it; without its usage when ``with_usage`` is False (not known)."""
+    ref = model_ref(info_of(message))
+    usage = reported_usage(message) if with_usage else None
+    return estimate_message_split(message), ref.model_id if ref is not None else None, usage
+
+
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=12), st.integers(min_value=0, max_value=8))
-def test_estimates_the_caller_already_has_give_the_figure_of_a_fresh_read(growth: list[int], known_from: int) -> None:
+@given(
+    st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=12),
+    st.integers(min_value=0, max_value=8),
+    st.booleans(),
+)
+def test_estimates_the_caller_already_has_give_the_figure_of_a_fresh_read(
+    growth: list[int], known_from: int, with_usage: bool
+) -> None:
     msgs = session(20)
-    known = [estimate_message_split(m) for m in msgs[known_from:]]
+    known = [walked(m, with_usage) for m in msgs[known_from:]]
     fresh, given_known = BudgetTracker(), BudgetTracker()
     end = 0
     for g in growth:
@@ -198,7 +214,7 @@ def test_estimates_the_caller_already_has_give_the_figure_of_a_fresh_read(growth
 
 def test_estimates_the_caller_hands_in_are_not_made_again() -> None:
     msgs = [user(0, 400), user(1, 400)]
-    doubled = [((ZERO, ContentEstimate(text=200)), None), ((ZERO, ContentEstimate(text=200)), None)]
+    doubled = [((ZERO, ContentEstimate(text=200)), None, None), ((ZERO, ContentEstimate(text=200)), None, None)]
     tracker = BudgetTracker()
     assert tracker.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2) == 200
     assert BudgetTracker().tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, 2, True, doubled) == 400
@@ -206,7 +222,7 @@ def test_estimates_the_caller_hands_in_are_not_made_again() -> None:
 
 def test_the_model_id_the_caller_hands_in_is_the_one_calibrated() -> None:
     msgs = session(3)
-    known = [(estimate_message_split(m), "named-by-the-caller") for m in msgs]
+    known = [(estimate_message_split(m), "named-by-the-caller", None) for m in msgs]
     tracker = BudgetTracker()
     tracker.tokens(msgs, DEFAULT_IMAGE_TOKENS, nothing_pruned, len(msgs), True, known)
     assert set(tracker.calibrator.by_model) == {"named-by-the-caller"}

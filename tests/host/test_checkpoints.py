@@ -78,9 +78,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     counted = [0]
     original = Timeline._read
 
-    def counting(self: Timeline, message: Any, index: int) -> None:
+    def counting(self: Timeline, message: Any, index: int, *rest: Any) -> None:
         counted[0] += 1
-        original(self, message, index)
+        original(self, message, index, *rest)
 
     monkeypatch.setattr(Timeline, "_read", counting)
     yield counted

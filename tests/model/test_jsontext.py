@@ -42,3 +42,28 @@ def test_a_cycle_is_the_value_error_json_raises() -> None:
 def test_a_key_json_cannot_encode_is_the_type_error_json_raises() -> None:
     with pytest.raises(TypeError, match="keys must be"):
         CompactJson().encode({(1, 2): "x"})
+
+
+# Characters where the two escapers CompactJson uses part ways (DEL, non-ASCII, lone surrogates),
+# what reads like an escape ("\\u"), and what both escape alike (quotes, controls).
+_EDGES = st.text(alphabet=st.sampled_from(["a", "u", "\\", '"', "\x7f", "\x00", "\n", "é", "\u2028", "😀", "\ud800"]), max_size=12)
+_EDGE_JSON = st.recursive(
+    st.none() | st.integers() | _EDGES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_EDGES, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_EDGE_JSON, st.booleans())
+def test_text_where_the_ascii_and_unicode_escapers_differ_is_encoded_as_json_dumps_encodes_it(
+    value: Any, sort_keys: bool
+) -> None:
+    assert CompactJson(sort_keys).encode(value) == dumps(value, sort_keys)
+
+
+_ASCII_EDGES = st.text(alphabet=st.sampled_from(["a", "u", "\\", '"', "\x7f", "\x00", "\n"]), max_size=6)
+
+
+@given(st.dictionaries(_ASCII_EDGES, _ASCII_EDGES | st.none() | st.booleans() | st.integers() | st.floats(), max_size=4))
+def test_a_flat_dict_of_ascii_text_is_encoded_as_json_dumps_encodes_it(value: dict[str, Any]) -> None:
+    assert CompactJson().encode(value) == dumps(value)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from hypothesis import given
@@ -216,14 +218,32 @@ _PARTS = st.one_of(
     st.just({"type": "step-start"}),
     st.just("not a part"),
 )
+# What the message estimate reads itself (text, reasoning and tool parts) in the odd shapes a host may send.
+_ODD_PARTS = st.one_of(
+    st.builds(lambda kind, text: {"type": kind, "text": text, "ignored": True}, st.sampled_from(["text", "tool"]), st.text(max_size=9)),
+    st.builds(lambda kind, text: {"type": kind, "text": text}, st.sampled_from(["text", "reasoning"]), _JSON),
+    st.builds(lambda state: {"type": "tool", "state": state}, _JSON),
+    st.builds(
+        lambda status, input_, value, compacted: {
+            "type": "tool",
+            "state": {"status": status, "input": input_, "output": value, "error": value, "time": {"compacted": compacted}},
+        },
+        st.sampled_from(["completed", "error", "pending", None]),
+        _JSON,
+        _JSON,
+        _JSON,
+    ),
+    st.builds(lambda text: MappingProxyType({"type": "text", "text": text}), st.text(max_size=9)),
+    st.builds(lambda output: MappingProxyType({"type": "tool", "state": MappingProxyType({"status": "completed", "output": output})}), st.text(max_size=9)),
+)
 
 
-@given(st.sampled_from(["user", "assistant", None]), st.lists(_PARTS, max_size=6), st.integers(0, 5000))
+@given(st.sampled_from(["user", "assistant", None]), st.lists(_PARTS | _ODD_PARTS, max_size=6), st.integers(0, 5000))
 def test_a_message_estimate_is_the_sum_of_its_parts_estimates(role: str | None, parts: list[Any], image: int) -> None:
     message = {"info": {"role": role}, "parts": parts}
     model, incoming = ZERO, ZERO
     for part in parts:
-        if isinstance(part, dict):
+        if isinstance(part, Mapping):
             m, i = estimate_part_split(part, image)
             model, incoming = model.plus(m), incoming.plus(i)
     expected = (model, incoming) if role == "assistant" else (ZERO, model.plus(incoming))
