@@ -16,7 +16,7 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.prices import Pricing, pricing_for
 from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.model.continuity import Continuity
-from dcp_plugin.model.messages import Message, ToolState, locate
+from dcp_plugin.model.messages import FINAL_STATUSES, Message, ToolState, call_id_of, locate, parts_of
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.arbiter import Arbiter
 from dcp_plugin.pipeline.decisions import CallRecord, Decision, sweep_edit
@@ -64,6 +64,15 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
 
 
 _MESSAGE_INDEX = operator.attrgetter("message_index")
+
+
+def _as_stored(verdict: Verdict, state: ToolState) -> Verdict:
+    """The verdict as the call's stored result has it: a refusal when the host stored a refusal or a failure."""
+    output = state.get("output")
+    stored_ok = state.get("status") == "completed" and not (isinstance(output, str) and output.startswith(REFUSED))
+    if verdict.accepted and not stored_ok:
+        return Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
+    return verdict
 
 # Messages left to walk from which an update pauses the cyclic collector: a warm request walks a
 # few messages and is left alone; a first sight or a restart of a long session walks them all.
@@ -317,6 +326,7 @@ class SessionState:
             if unscheduled:
                 self._schedule(walk, count, first, live=False)
                 first = False
+                self._judge_answer(messages, count)  # as in _sync: before this point's strategies act
                 self._advance(walk, count, point=True)
         end = len(messages)
         self._sync(walk, end, changed_from, point=False, rescan=rescan)
@@ -414,6 +424,9 @@ class SessionState:
                 for record, state in zip(group, states, strict=True):
                     self._observe(messages, record, state)
         arbiter.release(messages)
+        if point:
+            # The host ran the answer's calls of the model's tools before this point's strategies act.
+            self._judge_answer(messages, end)
         self._advance(walk, end, point=point, new_turns=result.new_turns)
 
     def _advance(self, walk: Walk, end: int, *, point: bool, new_turns: bool = False) -> None:
@@ -501,26 +514,63 @@ class SessionState:
             self.pinned,
         )
 
+    def _judge_answer(self, messages: Sequence[Message], count: int) -> None:
+        """Judge the model's calls in the answer to the request holding the first ``count`` messages, where the host ran them.
+
+        The host runs them before the next request, so before what strategies decide at this
+        request's point (a mask the answer's arrival triggers): judged only once their calls are
+        taken in, they would see those decisions and could get another verdict than the model
+        was given. The prunes of the accepted calls whose stored results say so are made here too,
+        before those decisions can claim the outputs the model was told it pruned.
+        """
+        tools = self.tools
+        if not tools.names or count >= len(messages):
+            return
+        message = messages[count]
+        before: Sequence[Message] | None = None  # sliced only for an answer holding a call of the tools
+        judged: list[tuple[Verdict, ToolState]] = []
+        for part_index, part in enumerate(parts_of(message)):
+            if not isinstance(part, dict) or part.get("type") != "tool" or part.get("tool") not in tools.names:
+                continue
+            call_id = call_id_of(part, message, count, part_index)
+            if call_id in tools.verdicts or call_id in tools.pending:
+                continue
+            state = part.get("state")
+            state = state if isinstance(state, dict) else {}
+            if before is None:
+                before = messages[:count]
+            verdict = self.judge_call(before, str(part["tool"]), state.get("input"), call_id)
+            tools.pending[call_id] = verdict
+            judged.append((verdict, state))
+        # Judged all before any prunes: the calls of one message are judged independently.
+        for verdict, state in judged:
+            if state.get("status") in FINAL_STATUSES:
+                self._make_prunes(messages, _as_stored(verdict, state))
+
     def _take_calls(self, messages: Sequence[Message], calls: list[tuple[CallRecord, ToolState]]) -> None:
         """Judge the model's calls of one message, and make the prunes of the accepted ones.
 
         The calls are judged independently, as they were when the host ran them (none of them had
         seen another's result); a call whose stored result says it was refused, or that failed,
-        never prunes anything.
+        never prunes anything. A call judged where the host ran it (see _judge_answer) keeps that verdict.
         """
         scope = self._scope(messages)
         verdicts: list[Verdict] = []
+        pending = self.tools.pending
         for record, state in calls:
-            verdict = judge(scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn))
-            output = state.get("output")
-            stored_ok = state.get("status") == "completed" and not (isinstance(output, str) and output.startswith(REFUSED))
-            if verdict.accepted and not stored_ok:
-                verdict = Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
-            verdicts.append(verdict)
+            verdict = pending.pop(record.call_id, None) or judge(
+                scope, Call(record.tool, state.get("input"), record.call_id, record.message_index, record.step, record.turn)
+            )
+            verdicts.append(_as_stored(verdict, state))
         for verdict in verdicts:
-            for target, edit in verdict.prunes if verdict.accepted else ():
-                self.arbiter.decide(messages, target, verdict.tool, edit)
+            # Prunes made already where the call was judged are its own decisions now: deciding again changes nothing.
+            self._make_prunes(messages, verdict)
         self.tools.record(verdicts, [r.step for r, _ in calls], [r.turn for r, _ in calls])
+
+    def _make_prunes(self, messages: Sequence[Message], verdict: Verdict) -> None:
+        """Decide the prunes of an accepted verdict."""
+        for target, edit in verdict.prunes if verdict.accepted else ():
+            self.arbiter.decide(messages, target, verdict.tool, edit)
 
     def judge_call(self, messages: Sequence[Message], name: str, arguments: object, call_id: str) -> Verdict:
         """The verdict on a call the host is about to run, against the history before it (``messages``).
@@ -528,7 +578,8 @@ class SessionState:
         The caller syncs the history before the call's message first (the request the model
         answered with the call); the same call found in the history later gets the same verdict.
         """
-        known = self.tools.verdicts.get(call_id)
+        # A call judged already (taken in, or judged at its request's point) keeps its verdict.
+        known = self.tools.verdicts.get(call_id) or self.tools.pending.get(call_id)
         if known is not None:
             return known
         record = self.ledger.by_call.get(call_id)

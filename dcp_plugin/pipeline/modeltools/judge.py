@@ -3,7 +3,9 @@
 A judgment reads only the history before the message the call is in (the request the model
 answered with it) and the session's state derived from that history, so judging a call when
 the host executes it and judging it again when it reappears in the history (the next request,
-a restart, a replay) agree. Calls in one message are judged independently of each other.
+a restart, a replay) agree. The session judges a call it finds in the history where the host ran
+it: at the request's point, before what strategies decide once the answer arrived. Calls in one
+message are judged independently of each other.
 """
 
 from __future__ import annotations

@@ -78,6 +78,9 @@ class ModelTools:
         self.protected = protected_tools(config)
         self.guard = LoopGuard()
         self.verdicts: dict[str, Verdict] = {}
+        # Verdicts on calls judged where the host ran them (at their request's point), kept until
+        # the calls finish and are taken in: call id -> verdict.
+        self.pending: dict[str, Verdict] = {}
         self.new_restores: list[Verdict] = []
         # Outputs the model may prune (not protected, not pruned yet): call id -> (record, tokens a
         # discard frees), their count and tokens, and a heap of them, largest first, from which

@@ -176,6 +176,38 @@ def test_restore_answers_at_the_tail_and_rewrites_nothing_of_a_warm_prefix() -> 
 # -- the verdict when the host runs a call equals the verdict found in the history ----------
 
 
+# Masking starts at the request whose context first reaches 3,000 tokens (a.py and b.py), and masks
+# every output but the newest: a.py goes at that request's point, when its answer arrives.
+MASK_AT_B = {"strategies": {"maskOldOutputs": {"trigger": 3000, "keepCalls": 1, "keepTurns": 0}}}
+
+
+def discard_as_masking_starts() -> ToolHost:
+    """The model discards a.py in the answer to the request masking starts at; the host accepted it."""
+    host = ToolHost.start(**MASK_AT_B).add(user())
+    a = host.read("a.py", BIG + "a")
+    host.request()
+    host.read("b.py", BIG * 4)
+    result = host.use("discard", {"ids": [a], "reason": "noise"})
+    assert not result.error
+    return host
+
+
+def test_a_call_the_host_accepted_stays_accepted_when_masking_starts_as_its_answer_arrives() -> None:
+    host = discard_as_masking_starts()
+    host.request()
+    restarted = Runtime(PROJECT, StaticConfig(make_config(**MASK_AT_B)))
+    restarted.tool_definitions()
+    hook_transform(restarted, {}, {"messages": copy.deepcopy(host.messages)})
+    for runtime in (host.runtime, restarted):
+        tally = runtime.view(SESSION).model_tools["discard"]
+        assert (tally.accepted, tally.refused, tally.outputs) == (1, 0, 1)
+
+
+def test_the_models_discard_takes_an_output_before_masking_that_starts_as_its_answer_arrives() -> None:
+    host = discard_as_masking_starts()
+    assert host.outputs(host.request())[0] == named(DISCARDED_PLACEHOLDERS["noise"], host.messages[1])
+
+
 def random_ids(rng: random.Random, messages: list[dict[str, Any]]) -> list[str]:
     known = [short_id(p["callID"]) for p in tool_parts(messages)]
     picks = rng.sample(known, k=min(len(known), rng.randint(1, 3))) if known else []
