@@ -42,7 +42,8 @@ def compact(messages: list[dict[str, Any]], index: int) -> bool:
     return cleared
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow  # whole runtimes over generated histories
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(min_value=1, max_value=10_000),
     st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=12),
