@@ -66,6 +66,11 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
 _MESSAGE_INDEX = operator.attrgetter("message_index")
 
 
+# Messages left to walk from which an update pauses the cyclic collector: a warm request walks a
+# few messages and is left alone; a first sight or a restart of a long session walks them all.
+PAUSE_GC_FROM = 1000
+
+
 def _as_stored(verdict: Verdict, state: ToolState) -> Verdict:
     """The verdict as the call's stored result has it: a refusal when the host stored a refusal or a failure."""
     output = state.get("output")
@@ -73,10 +78,6 @@ def _as_stored(verdict: Verdict, state: ToolState) -> Verdict:
     if verdict.accepted and not stored_ok:
         return Verdict(verdict.call_id, verdict.tool, False, str(output or state.get("error") or ""), verdict.title)
     return verdict
-
-# Messages left to walk from which an update pauses the cyclic collector: a warm request walks a
-# few messages and is left alone; a first sight or a restart of a long session walks them all.
-PAUSE_GC_FROM = 1000
 
 
 class _LateChange(Exception):
