@@ -143,7 +143,7 @@ class DcpPlugin:
 
 
 def unchanged_claim(value: object, count: int) -> Continuity | None:
-    """The host's ``unchangedBefore`` as a vouched verdict; None when absent, or (with a warning) when not usable."""
+    """The host's ``unchangedBefore`` as a claim (its word on an unchanged prefix); None when absent, or (with a warning) when not usable."""
     if value is None:
         return None
     if type(value) is not int or not 0 <= value <= count:

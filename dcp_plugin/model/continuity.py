@@ -15,10 +15,11 @@ deciding again. Four cases:
 - ``rewritten``: the list does not continue what was seen (an undo, a compaction, another
   content under the same ids): the session starts over on it.
 
-A verdict may also be *vouched* for: the host itself says that its messages before ``start``
-are, in content, those of its previous request (a pluggy host's ``unchangedBefore``), so what
-was checked of them then still holds (``patches.plan`` does not read their tool states again).
-Only the host can say so: the ledger reads message ids, not every tool state.
+A verdict may also carry the host's word on a prefix (``unchanged``): its first messages are, in
+content, those of its previous request (a pluggy host's ``unchangedBefore``), so what was checked
+of their tool states then still holds (``patches.plan`` does not read them again). Only the host
+can say so: the ledger reads message ids, not every tool state. The word changes nothing else:
+the verdict is judged as if the host said nothing, so a host's word never costs a re-read.
 
 Two checks stay as safety nets after the verdict, for hosts that resend without saying so: a
 call that finishes in a message an earlier request already carried, and a decided call that
@@ -51,7 +52,7 @@ class Continuity:
 
     change: Change
     start: int = 0
-    vouched: bool = False  # the host says its messages before ``start`` are unchanged in content
+    unchanged: int = 0  # the host's word: its first so many messages are unchanged in content
 
     REWRITTEN: ClassVar[Continuity]
 
@@ -72,8 +73,8 @@ class Continuity:
 
     @classmethod
     def unchanged_before(cls, count: int) -> Continuity:
-        """The host's word: its first ``count`` messages are, in content, those of its previous request."""
-        return cls(Change.RESENT, max(0, count), vouched=True)
+        """A claim that is only the host's word: its first ``count`` messages are, in content, those of its previous request."""
+        return cls(Change.APPENDED, 0, unchanged=max(0, count))
 
     @classmethod
     def grown(cls, held: int, count: int) -> Continuity:
@@ -107,7 +108,7 @@ class Continuity:
         name: str = self.change.value
         if self.change is Change.REWRITTEN:
             return name
-        return f"{name}({self.start}{', vouched' if self.vouched else ''})"
+        return f"{name}({self.start}{f', unchanged before {self.unchanged}' if self.unchanged else ''})"
 
 
 Continuity.REWRITTEN = Continuity(Change.REWRITTEN)
@@ -127,8 +128,8 @@ def judge(
     nothing. A claimed rewrite is taken as it is; a claimed resend has the ids of the resent
     messages checked (``every_id``: all of them, for a state loaded from disk, whose host may
     have rewritten anything meanwhile). The verdict is relative to what was read, which may be
-    less than the host holds (a session synced up to a tool call only). A vouched claim gives a
-    vouched verdict (anything but a rewrite).
+    less than the host holds (a session synced up to a tool call only). The host's word on an
+    unchanged prefix is carried over to any verdict but a rewrite.
     """
     if claim is not None and not claim.continues:
         return Continuity.REWRITTEN
@@ -144,4 +145,4 @@ def judge(
         verdict = Continuity.resent(max(0, resent))
     else:
         verdict = Continuity.grown(count, len(messages))
-    return replace(verdict, vouched=True) if claim is not None and claim.vouched else verdict
+    return replace(verdict, unchanged=claim.unchanged) if claim is not None and claim.unchanged else verdict

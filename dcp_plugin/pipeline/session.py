@@ -257,9 +257,9 @@ class SessionState:
             and not kept_went_stale(applied[: since[1]], messages, verdict)
         ):
             return plan(messages, applied[since[1] :], since_token=True), True
-        # A vouched verdict stands for the messages before its start only against the checks of
-        # the request the host compares with: the latest one, planned here (not a command's list).
-        vouched = verdict.start if request and verdict.vouched and self._fits_trusted else 0
+        # The host's word on an unchanged prefix stands only against the checks of the request it
+        # compares with: the latest one, planned here (not a command's list).
+        vouched = verdict.unchanged if request and self._fits_trusted else 0
         planned = plan(messages, applied, unchanged_before=vouched, record=request)
         if request:
             self._fits_recorded = True

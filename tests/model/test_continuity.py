@@ -64,27 +64,27 @@ def test_a_claimed_resend_past_what_was_read_is_appended() -> None:
     assert judge(*_read(held), _history(6), Continuity.resent(5)) == Continuity.appended(4)
 
 
-def test_a_hosts_word_on_an_unchanged_prefix_is_a_vouched_resend_from_there() -> None:
+def test_a_hosts_word_on_an_unchanged_prefix_is_carried_on_the_verdict_judged_as_if_it_said_nothing() -> None:
     held = _history(4)
     verdict = judge(*_read(held), _history(5), Continuity.unchanged_before(2))
-    assert verdict == Continuity(Change.RESENT, 2, vouched=True)
+    assert verdict == Continuity(Change.APPENDED, 4, unchanged=2)
 
 
-def test_a_hosts_word_past_what_was_read_is_a_vouched_append() -> None:
+def test_a_hosts_word_past_what_was_read_is_carried_as_it_is() -> None:
     held = _history(4)
     verdict = judge(*_read(held), _history(6), Continuity.unchanged_before(6))
-    assert verdict == Continuity(Change.APPENDED, 4, vouched=True)
+    assert verdict == Continuity(Change.APPENDED, 4, unchanged=6)
 
 
-def test_a_hosts_word_does_not_vouch_for_a_rewrite() -> None:
+def test_a_hosts_word_is_not_carried_on_a_rewrite() -> None:
     held = _history(4)
-    verdict = judge(*_read(held), [_message("other"), *_history(5)[1:]], Continuity.unchanged_before(0))
-    assert verdict == Continuity.REWRITTEN and not verdict.vouched
+    verdict = judge(*_read(held), _history(3), Continuity.unchanged_before(3))
+    assert verdict == Continuity.REWRITTEN and not verdict.unchanged
 
 
-def test_a_verdict_the_host_did_not_vouch_for_is_not_vouched() -> None:
+def test_a_verdict_the_host_gave_no_word_on_carries_none() -> None:
     held = _history(4)
-    assert not judge(*_read(held), _history(6)).vouched
+    assert not judge(*_read(held), _history(6)).unchanged
 
 
 def test_a_resent_message_under_another_id_is_a_rewrite() -> None:
