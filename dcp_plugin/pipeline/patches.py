@@ -154,20 +154,6 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches
     return _kept(rows, states)
 
 
-def _fits(decision: Decision, state: ToolState, length: int) -> bool:
-    """:func:`~.freshness.still_fits` of one row (``length``: that of a whole output placeholder, or -1)."""
-    current = state.get("output")
-    if length >= 0 and type(current) is str:
-        when = state.get("time")
-        return (
-            len(current) > length
-            and not current.startswith(PLACEHOLDER_PREFIX)
-            and state.get("status") == "completed"
-            and not (type(when) is dict and when.get("compacted"))
-        )
-    return still_fits(decision, state)
-
-
 def _to_check(rows: Rows, unchanged_before: int) -> list[int]:
     """The rows compiled since the last check, and those in messages from ``unchanged_before`` on, in order."""
     # Searched in C: a warm request has a handful of either among thousands of rows.
@@ -187,7 +173,7 @@ def _plan_vouched(messages: Sequence[Message], rows: Rows, unchanged_before: int
 
     Every row's tool state is still reached in ``messages`` (they may be new objects) and its part
     still names the row's call; only rows in the other messages, and rows compiled since, are
-    checked (:func:`_fits`). None when a row needs the general loop, as in :func:`_plan_rows`.
+    checked (:func:`~.freshness.still_fits`). None when a row needs the general loop, as in :func:`_plan_rows`.
     """
     if not rows.decisions:
         return _whole(rows, [])
@@ -201,9 +187,9 @@ def _plan_vouched(messages: Sequence[Message], rows: Rows, unchanged_before: int
         return None
     if set(map(type, states)) != {dict}:
         return None
-    fits, lengths, decisions = rows.fits, rows.lengths, rows.decisions
+    fits, decisions = rows.fits, rows.decisions
     for index in _to_check(rows, unchanged_before):
-        fits[index] = FIT if _fits(decisions[index], states[index], lengths[index]) else MISSED
+        fits[index] = FIT if still_fits(decisions[index], states[index]) else MISSED
     if MISSED not in fits:
         return _whole(rows, states)
     return _kept(rows, [state if fit == FIT else None for state, fit in zip(states, fits, strict=True)])

@@ -13,7 +13,7 @@ import dcp_plugin.adapters.pluggy_host
 from benchmarks.cli import main
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons
 from benchmarks.harness import BenchHost
-from benchmarks.report import MACHINE_LABEL, YARDSTICK_TITLE
+from benchmarks.report import MACHINE_LABEL, VOUCHED_TITLE, YARDSTICK_TITLE
 from benchmarks.runner import run, warm_count
 from benchmarks.sessions import generated
 from benchmarks.targets import evaluate
@@ -219,6 +219,7 @@ def test_cli_writes_json_and_markdown_without_local_paths(tmp_path: Path, record
     text = md.read_text(encoding="utf-8")
     assert [r["name"] for r in data["sessions"]] == ["generated 40", "export.json"]
     assert MACHINE_LABEL in text and "| generated 40 |" in text and "| export.json |" in text and YARDSTICK_TITLE in text
+    assert VOUCHED_TITLE in text
     assert str(tmp_path) not in text
     assert "generated 40" in capsys.readouterr().out
 
