@@ -119,15 +119,17 @@ class Persistence:
         fresh: list[Decision] = []
         with self._lock:
             reported = self._reported.setdefault(session_id, set())
-            pending = self._queue(session_id)
+            rows = self._queue(session_id).decisions
+            row = store_mod.DecisionRow
+            # A first sight of a long session queues every decision of its history: the record is read once each.
             for decision in decisions:
-                if decision.call_id in reported:
+                record = decision.record
+                call_id = record.call_id
+                if call_id in reported:
                     continue
-                reported.add(decision.call_id)
+                reported.add(call_id)
                 fresh.append(decision)
-                pending.decisions.append(
-                    store_mod.DecisionRow(decision.call_id, decision.tool, decision.strategy, decision.tokens_saved)
-                )
+                rows.append(row(call_id, record.tool, decision.strategy, decision.tokens_saved))
         return fresh
 
     def record_restores(self, session_id: str, restores: Iterable[store_mod.Restore]) -> None:
