@@ -14,7 +14,6 @@ from dcp_plugin.model.messages import (
     Message,
     ToolState,
     call_id_of,
-    info_of,
     locate,
     message_id,
 )
@@ -53,9 +52,10 @@ def signature(tool: str, tool_input: object) -> bytes:
 
 @dataclass(slots=True)
 class SyncResult:
-    """Records that appeared or reached a final status in this sync, in conversation order."""
+    """Records that appeared or reached a final status in this sync, in conversation order, with their tool states."""
 
     finished: list[CallRecord] = field(default_factory=list)
+    states: list[ToolState] = field(default_factory=list)  # finished[i]'s tool state, as read by this sync
     new_turns: bool = False
 
 
@@ -109,19 +109,32 @@ class Ledger:
         if self.unfinished:
             self._recheck_unfinished(messages, result)
         turn_before = self.turn
+        ids = self.message_ids
+        # The ids list nearly always ends where the mark does: each new message's id is then read
+        # with its role, from the info dict read once.
+        ids_along = len(ids) == start
+        step_at = self.step_at
         for index in range(start, end):
-            # is_user and is_assistant inlined: the role read once per message of a history.
-            role = info_of(messages[index]).get("role")
+            message = messages[index]
+            info = message.get("info") if isinstance(message, dict) else None
+            if isinstance(info, dict):
+                role = info.get("role")
+                if ids_along:
+                    value = info.get("id")
+                    ids.append(value if isinstance(value, str) and value else None)
+            else:
+                role = None
+                if ids_along:
+                    ids.append(None)
             if role == "user":
                 self.turn += 1
             elif role == "assistant":
                 self.steps += 1
-            self.step_at.append(self.steps)
+            step_at.append(self.steps)
             self._scan_parts(messages, index, result)
         if end:
             self.mark.advance(messages, end, same_list=not rescan)
-            ids = self.message_ids
-            for i in range(len(ids), end):  # a loop, not a generator: usually one id per sync of a walk
+            for i in range(len(ids), end):  # a loop, not a generator: usually no id is left to read
                 ids.append(message_id(messages[i]))
         result.new_turns = self.turn != turn_before
         return result
@@ -132,6 +145,9 @@ class Ledger:
         parts = message.get("parts") if isinstance(message, dict) else None
         if not isinstance(parts, list):
             return
+        by_call = self.by_call
+        owner: str | None = None  # the message's id, read at its first new call
+        owner_read = False
         for part_index, part in enumerate(parts):
             if not isinstance(part, dict) or part.get("type") != "tool":
                 continue
@@ -143,30 +159,37 @@ class Ledger:
             call_id = part.get("callID")
             if not (isinstance(call_id, str) and call_id):
                 call_id = call_id_of(part, message, index, part_index)
-            if call_id in self.by_call:
+            if call_id in by_call:
                 continue
+            if not owner_read:
+                owner, owner_read = message_id(message), True
             status = state.get("status")
+            if not isinstance(status, str):
+                status = "pending"
             part_id = part.get("id")
             ident = assign_id(call_id, self.by_ident)
+            step_at = self.step_at
+            # Positional, in the field order: built once per call of a history.
             record = CallRecord(
-                call_id=call_id,
-                tool=tool,
-                seq=self._seq,
-                message_index=index,
-                part_index=part_index,
-                part_id=part_id if isinstance(part_id, str) else None,
-                message_id=message_id(message),
-                turn=self.turn,
-                status=status if isinstance(status, str) else "pending",
-                ident=ident,
-                step=self.step_at[index] if index < len(self.step_at) else self.steps,
+                call_id,
+                tool,
+                self._seq,
+                index,
+                part_index,
+                part_id if isinstance(part_id, str) else None,
+                owner,
+                self.turn,
+                status,
+                ident,
+                step_at[index] if index < len(step_at) else self.steps,
             )
             self._seq += 1
             self.records.append(record)
-            self.by_call[call_id] = record
+            by_call[call_id] = record
             self.by_ident[ident] = record
-            if record.status in FINAL_STATUSES:
+            if status in FINAL_STATUSES:
                 result.finished.append(record)
+                result.states.append(state)
             else:
                 self.unfinished.append(record)
 
@@ -175,13 +198,17 @@ class Ledger:
         for record in self.unfinished:
             state = self.state_of(messages, record)
             status = state.get("status") if state is not None else None
-            if isinstance(status, str) and status in FINAL_STATUSES:
+            if state is not None and isinstance(status, str) and status in FINAL_STATUSES:
                 record.status = status
                 result.finished.append(record)
+                result.states.append(state)
             else:
                 still.append(record)
         self.unfinished = still
-        result.finished.sort(key=lambda r: r.seq)
+        if len(result.finished) > 1:
+            pairs = sorted(zip(result.finished, result.states, strict=True), key=lambda pair: pair[0].seq)
+            result.finished = [record for record, _ in pairs]
+            result.states = [state for _, state in pairs]
 
     @staticmethod
     def state_of(messages: Sequence[Message], record: CallRecord) -> ToolState | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 
 from dcp_plugin.budget.limits import resolve_context_limit
@@ -63,7 +62,9 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
     return compute_thresholds(limit)
 
 
-_MESSAGE_INDEX = operator.attrgetter("message_index")
+def _pair_message_index(pair: tuple[CallRecord, ToolState]) -> int:
+    """The message a (record, state) pair's call is in: the key that groups one message's calls."""
+    return pair[0].message_index
 
 
 # Messages left to walk from which an update pauses the cyclic collector: a warm request walks a
@@ -413,16 +414,16 @@ class SessionState:
         if not tools.names:
             # Without the model's tools offered no call is theirs (the common case): nothing is
             # judged per message, so the calls are observed one by one, in the same order.
-            for record in finished:
-                self._observe(messages, record, locate(messages, record) or {})
+            # The ledger hands each call's state as it read it: not located again.
+            for record, state in zip(finished, result.states, strict=True):
+                self._observe(messages, record, state)
         else:
-            for _, calls in itertools.groupby(finished, key=_MESSAGE_INDEX):
+            for _, calls in itertools.groupby(zip(finished, result.states, strict=True), key=_pair_message_index):
                 group = list(calls)
-                states = [locate(messages, record) or {} for record in group]
-                owned = [(r, state) for r, state in zip(group, states, strict=True) if tools.owns(r)]
+                owned = [(r, state) for r, state in group if tools.owns(r)]
                 if owned:
                     self._take_calls(messages, owned)
-                for record, state in zip(group, states, strict=True):
+                for record, state in group:
                     self._observe(messages, record, state)
         arbiter.release(messages)
         if point:
