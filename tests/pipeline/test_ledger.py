@@ -34,8 +34,11 @@ _STATUSES = st.sampled_from(["completed", "error", "pending", "running"])
     shape=st.lists(st.lists(_STATUSES, min_size=0, max_size=3), min_size=1, max_size=8),
     cuts=st.lists(st.integers(min_value=1, max_value=9), max_size=4),
     finish=st.lists(st.booleans(), max_size=24),
+    grow=st.lists(st.booleans(), max_size=5),
 )
-def test_every_finished_call_comes_with_the_state_locate_finds(shape: list[list[str]], cuts: list[int], finish: list[bool]) -> None:
+def test_every_finished_call_comes_with_the_state_locate_finds(
+    shape: list[list[str]], cuts: list[int], finish: list[bool], grow: list[bool]
+) -> None:
     messages = _history(shape)
     ledger = Ledger()
     ends = sorted({min(c, len(messages)) for c in cuts}) + [len(messages)]
@@ -48,6 +51,9 @@ def test_every_finished_call_comes_with_the_state_locate_finds(shape: list[list[
         for part, done in zip(parts, finish[round_::2], strict=False):
             if done and part["state"]["status"] in ("pending", "running"):
                 part["state"] = {**part["state"], "status": "completed", "output": "done"}
+        if round_ < len(grow) and grow[round_]:
+            # The newest message synced streams one more call in.
+            messages[end - 1]["parts"].append(tool_part("grep", {"pattern": f"p{round_}"}))
     final = ledger.sync(messages)
     _assert_states_are_located(messages, final)
 
@@ -62,3 +68,16 @@ def test_a_call_that_finishes_later_is_handed_with_its_new_state() -> None:
     later = ledger.sync(messages)
     assert later.finished == [ledger.records[0]]
     assert later.states == [running["state"]]
+
+
+def test_a_call_finishing_with_a_new_call_in_the_newest_message_keeps_both_in_order() -> None:
+    messages = _history([["running"], ["completed"]])
+    ledger = Ledger()
+    ledger.sync(messages)
+    running = messages[1]["parts"][0]
+    running["state"] = {**running["state"], "status": "completed", "output": "done"}
+    streamed = tool_part("grep", {"pattern": "x"})
+    messages[2]["parts"].append(streamed)
+    later = ledger.sync(messages)
+    assert [r.call_id for r in later.finished] == [running["callID"], streamed["callID"]]
+    assert later.states == [running["state"], streamed["state"]]
