@@ -57,8 +57,9 @@ class Calibration:
     first_prompt: int | None = None
     first_history: ContentEstimate = ZERO
     first_carried: int = 0
-    # The fit of the sums it was solved for: every request point of a walk asks for it.
-    _fit: tuple[tuple[float, ...], tuple[float, float]] | None = field(default=None, init=False, repr=False, compare=False)
+    # The fit, with the observation count it was solved at: every request point of a walk asks for
+    # it, and the sums change only with an observation.
+    _fit: tuple[int, tuple[float, float]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def observe_step(self, new_tokens: int, new: ContentEstimate) -> bool:
         """Record that content estimated as ``new`` cost ``new_tokens`` reported tokens."""
@@ -90,14 +91,14 @@ class Calibration:
 
     def scales(self) -> tuple[float, float]:
         """Multipliers (text, json) on the fixed-ratio estimates; (1, 1) until there is data."""
-        if not self.observations:
+        observations = self.observations
+        if not observations:
             return 1.0, 1.0
-        sums = (self.stt, self.sjj, self.stj, self.str_, self.sjr)
         fit = self._fit
-        if fit is not None and fit[0] == sums:
+        if fit is not None and fit[0] == observations:
             return fit[1]
         solved = self._solve()
-        self._fit = (sums, solved)
+        self._fit = (observations, solved)
         return solved
 
     def _solve(self) -> tuple[float, float]:
@@ -115,6 +116,10 @@ class Calibration:
         """Calibrated tokens of content given its fixed-ratio estimate (media is not rescaled)."""
         a, b = self.scales()
         return math.ceil(a * estimate.text + b * estimate.json) + estimate.media
+
+    def scale_json(self, tokens: int) -> int:
+        """:meth:`scale` of ``ContentEstimate(json=tokens)``: no text (0.0 added changes no float) and no media."""
+        return math.ceil(self.scales()[1] * tokens)
 
     @property
     def overhead(self) -> int:
@@ -161,9 +166,12 @@ class Calibration:
 
 
 def _clamp(value: float) -> float:
+    """``value`` within [MIN_SCALE, MAX_SCALE]; 1.0 for what is not a finite number."""
+    if MIN_SCALE <= value <= MAX_SCALE:  # the common case, decided first: solved at every observation
+        return value
     if not math.isfinite(value):
         return 1.0
-    return min(MAX_SCALE, max(MIN_SCALE, value))
+    return MIN_SCALE if value < MIN_SCALE else MAX_SCALE
 
 
 @dataclass
@@ -265,7 +273,7 @@ def advance(
 
     ``read``: the message's :func:`estimate_message_split`, model id and usage, when the caller has them already.
     """
-    if not is_mapping(message):
+    if type(message) is not dict and not is_mapping(message):
         return replace(state, count=state.count + 1)
     if read is not None:
         (model, incoming), model_id, usage = read
@@ -293,24 +301,26 @@ def advance(
         )
     if calibrator is not None:
         key = message_key(message, index)
-        if key not in calibrator.learned:
-            calibrator.learned.add(key)
+        learned = calibrator.learned
+        if key not in learned:
+            learned.add(key)
             calibration = calibrator.for_model(model_id)
-            if state.anchor is not None and state.anchor_model == model_id:
-                calibration.observe_step(usage.prompt - state.anchor.prompt - state.anchor.carried, state.tail)
-            calibration.observe_first(
-                usage.prompt,
-                state.history,
-                state.history_reported_carried,
-            )
+            anchor = state.anchor
+            if anchor is not None and state.anchor_model == model_id:
+                calibration.observe_step(usage.prompt - anchor.prompt - anchor.carried, state.tail)
+            if calibration.first_prompt is None:  # observe_first keeps only the first
+                calibration.observe_first(usage.prompt, state.history, state.history_reported_carried)
+    history, reported_model = state.history, state.history_reported_model
     return EstimatorState(
         usage,  # the anchor
         model_id,
         index,
         incoming,  # the tail
-        state.history.plus(incoming),
-        state.history_reported_model.plus(model),
-        state.history_reported_carried + usage.carried,
+        ContentEstimate(history.text + incoming.text, history.json + incoming.json, history.media + incoming.media),
+        ContentEstimate(
+            reported_model.text + model.text, reported_model.json + model.json, reported_model.media + model.media
+        ),
+        state.history_reported_carried + usage.output + usage.reasoning,  # what the step carried
         index + 1,
     )
 

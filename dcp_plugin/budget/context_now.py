@@ -58,6 +58,9 @@ def pruned_since_report(anchor_index: int | None, count: int, pruned_before: Pru
     total = pruned_before(count)
     if anchor_index is None:
         return total
-    before = pruned_before(anchor_index)
-    then = sent.at(anchor_index)
-    return (before - then if then is not None else 0) + total - before
+    then = sent.by_count.get(anchor_index)
+    if then is not None:
+        # (pruned there now - pruned then) + (total - pruned there now): what is pruned there
+        # now cancels out, so it is not asked for (a prefix sum, at every request point of a walk).
+        return total - then
+    return total - pruned_before(anchor_index)

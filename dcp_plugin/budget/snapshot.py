@@ -22,7 +22,7 @@ from dcp_plugin.budget.severity import Severity, ladder_severity, severity, usag
 from dcp_plugin.budget.thresholds import Thresholds, Tier, compute_thresholds, tier
 from dcp_plugin.budget.tips import TipId, context_tip
 from dcp_plugin.model.history import HistoryMark
-from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS, ContentEstimate
+from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
 
 log = logging.getLogger(__name__)
 
@@ -279,7 +279,7 @@ class BudgetTracker:
         anchor = self._state.anchor_index if prediction.path == "reported" else None
         removed = pruned_since_report(anchor, count, pruned_before, self._sent)
         # Placeholders are counted at the fixed ratios of tool content: calibrate them like the tail.
-        removed = calibration.scale(ContentEstimate(json=removed)) if removed else 0
+        removed = calibration.scale_json(removed) if removed else 0
         return max(0, prediction.tokens - removed), prediction, calibration, removed
 
     def _snapshot(

@@ -82,6 +82,56 @@ def _ascii_alike(value: object) -> bool:
     return True
 
 
+# What a JSON string escapes (ensure_ascii=False): the quote, the backslash and the controls below
+# space. In UTF-8 these bytes stand only for themselves, so a text's escapes can be counted on its
+# bytes: deleting every other byte (a C loop over a table) leaves only them.
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+_NOT_ESCAPED = bytes(byte for byte in range(256) if byte not in _ESCAPED)
+# Escaped as two characters (\" \\ \n \r \t \b \f); every other control as six (\u00XX).
+_SHORT_ESCAPES = b'"\\\n\r\t\b\f'
+# From this length on, counting the escapes costs less than writing them (a path, a key is shorter).
+LONG_TEXT = 64
+_quoted = json_encoder.encode_basestring
+
+
+def string_length(text: str) -> int:
+    """Characters of ``text`` as a compact JSON string (ensure_ascii=False): its quotes, its escapes."""
+    if len(text) < LONG_TEXT:
+        return len(_quoted(text))
+    escaped = text.encode("utf-8", "surrogatepass").translate(None, _NOT_ESCAPED)
+    return len(text) + 2 + len(escaped) + 4 * len(escaped.translate(None, _SHORT_ESCAPES))
+
+
+def compact_length(value: object, encoding: CompactJson) -> int:
+    """``len(encoding.encode(value))``, counted without writing the text when ``value`` is a flat dict.
+
+    A cold request measures every tool input of a history, and the text of a file written in
+    one is most of it: escaping it only to count it cost more than the rest of the estimate.
+    A flat dict of text, whole numbers, booleans and nulls under text keys (a tool input, as
+    a rule) is counted here; any other value is encoded.
+    """
+    if type(value) is not dict:
+        return len(encoding.encode(value))
+    # The braces, a comma between items and a colon in each: the items add their keys and values.
+    length = 1 + 2 * len(value) if value else 2
+    quoted = _quoted  # keys and most values are short: written at once, as the encoder would
+    for key, item in value.items():
+        if type(key) is not str:
+            return len(encoding.encode(value))
+        kind = type(item)
+        if kind is str:
+            length += len(quoted(key)) + (len(quoted(item)) if len(item) < LONG_TEXT else string_length(item))
+        elif item is None or item is True:
+            length += len(quoted(key)) + 4
+        elif item is False:
+            length += len(quoted(key)) + 5
+        elif kind is int:
+            length += len(quoted(key)) + len(int.__repr__(item))
+        else:  # a float, a list, a nested dict, or what only ``default`` writes
+            return len(encoding.encode(value))
+    return length
+
+
 class NumberTooLong(ValueError):
     """A JSON integer with more digits than Python converts (``sys.get_int_max_str_digits()``), and where it is."""
 

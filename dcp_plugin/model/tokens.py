@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from dcp_plugin.model.jsontext import CompactJson
+from dcp_plugin.model.jsontext import CompactJson, compact_length
 from dcp_plugin.model.messages import is_mapping
 
 # Fitted on recorded sessions against the provider-reported prompt sizes (least squares over whole
@@ -31,6 +31,9 @@ _COMPACT_JSON = CompactJson()
 # File parts whose content the host already inlined as text parts (OpenCode does this
 # for text files and directories), so the part itself adds nothing to the prompt.
 _INLINED_FILE_MIMES = ("text/plain", "application/x-directory")
+
+# The part kinds an estimate counts; any other (step marks, patches, snapshots) adds nothing.
+_COUNTED_KINDS = ("tool", "text", "reasoning", "file")
 
 
 class ContentEstimate(NamedTuple):
@@ -89,7 +92,7 @@ def json_chars(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     try:
-        return len(_COMPACT_JSON.encode(value))
+        return compact_length(value, _COMPACT_JSON)
     except (TypeError, ValueError):
         return len(str(value))
 
@@ -199,30 +202,34 @@ def estimate_part_split(
     return ZERO, ZERO
 
 
-def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> Split:
-    """One message's estimate as ``(model_side, incoming)``; user messages are all incoming."""
-    # Plain int sums rather than ContentEstimate.plus per part, and the common kinds (text,
-    # reasoning, tool calls) estimated here rather than by estimate_part_split: the same totals
-    # without two tuples and a few calls per part (every message of a long session is estimated
-    # on a cold request). Any other kind goes through estimate_part_split.
+def estimate_message_split(
+    message: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS, assistant: bool | None = None
+) -> Split:
+    """One message's estimate as ``(model_side, incoming)``; user messages are all incoming.
+
+    ``assistant``: whether the message's role is the assistant's, when the caller has read it (None: read here).
+    """
+    # Plain int sums rather than ContentEstimate.plus per part, and the common kinds (tool calls,
+    # text, reasoning) estimated here rather than by estimate_part_split: the same totals without
+    # two tuples and a few calls per part (every message of a long session is estimated on a cold
+    # request). A kind that counts nothing (step marks) is passed over first; a file goes through
+    # estimate_part_split.
     model_text = model_json = model_media = text = json_ = media = 0
-    parts = message.get("parts") if is_mapping(message) else None
+    parts = message.get("parts") if type(message) is dict or is_mapping(message) else None
     for part in parts if isinstance(parts, list) else ():
         if type(part) is not dict and not isinstance(part, Mapping):
             continue
         kind = part.get("type")
-        if part.get("ignored") is True:
+        if kind not in _COUNTED_KINDS or part.get("ignored") is True:
             continue
-        if kind in ("text", "reasoning"):
-            value = part.get("text")
-            if isinstance(value, str):
-                model_text += -(-len(value) // CHARS_PER_TOKEN_TEXT)
-        elif kind == "tool":
+        if kind == "tool":
             state = part.get("state")
-            if is_mapping(state):
+            if type(state) is dict or isinstance(state, Mapping):
                 model_json += -(-json_chars(state.get("input") or {}) * _JSON_NUM // _JSON_DEN)
                 output = _tool_output(state)
-                if output != "":
+                if type(output) is str:  # estimate_output_tokens of text, the common case
+                    json_ += -(-len(output) * _OUTPUT_NUM // _OUTPUT_DEN)
+                elif output != "":
                     json_ += estimate_output_tokens(output)
         elif kind == "file":
             m, i = estimate_part_split(part, image_tokens)
@@ -232,7 +239,11 @@ def estimate_message_split(message: Mapping[str, Any], image_tokens: int = DEFAU
             text += i.text
             json_ += i.json
             media += i.media
-    if _role(message) != "assistant":
+        else:  # text or reasoning
+            value = part.get("text")
+            if isinstance(value, str):
+                model_text += -(-len(value) // CHARS_PER_TOKEN_TEXT)
+    if not (assistant if assistant is not None else _role(message) == "assistant"):
         return ZERO, ContentEstimate(model_text + text, model_json + json_, model_media + media)
     return ContentEstimate(model_text, model_json, model_media), ContentEstimate(text, json_, media)
 
@@ -264,7 +275,9 @@ def message_prompt_tokens(message: Mapping[str, Any], image_tokens: int = DEFAUL
 def split_prompt_tokens(split: Split, usage: ReportedUsage | None) -> int:
     """:func:`message_prompt_tokens` of a message already estimated (``split``) with its reported usage."""
     model, incoming = split
-    return max(model.total, usage.carried if usage is not None else 0) + incoming.total
+    # The totals summed here, not by their properties: once per message of a history.
+    carried = usage.output + usage.reasoning if usage is not None else 0
+    return max(model.text + model.json + model.media, carried) + incoming.text + incoming.json + incoming.media
 
 
 def estimate_content_tokens(messages: Iterable[dict[str, Any]], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:
@@ -339,10 +352,21 @@ def info_usage(info: object) -> ReportedUsage | None:
     cache = tokens.get("cache")
     if not (type(cache) is dict or isinstance(cache, Mapping)):
         cache = {}
-    prompt = _int(tokens.get("input")) + _int(cache.get("read")) + _int(cache.get("write"))
+    # _int decided here for plain ints (the common case): five counts per assistant message of a history.
+    read, write, given = cache.get("read"), cache.get("write"), tokens.get("input")
+    prompt = (
+        ((given if given > 0 else 0) if type(given) is int else _int(given))
+        + ((read if read > 0 else 0) if type(read) is int else _int(read))
+        + ((write if write > 0 else 0) if type(write) is int else _int(write))
+    )
     if prompt <= 0:
         return None
-    return ReportedUsage(prompt, _int(tokens.get("output")), _int(tokens.get("reasoning")))
+    output, reasoning = tokens.get("output"), tokens.get("reasoning")
+    return ReportedUsage(
+        prompt,
+        (output if output > 0 else 0) if type(output) is int else _int(output),
+        (reasoning if reasoning > 0 else 0) if type(reasoning) is int else _int(reasoning),
+    )
 
 
 def last_reported_prompt_tokens(messages: list[dict[str, Any]]) -> int | None:

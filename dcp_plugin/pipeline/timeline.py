@@ -70,7 +70,8 @@ class Timeline:
             usage = info_usage(info) if assistant else None
             if scheduler.overhead == 0 and usage is not None:
                 scheduler.overhead = max(0, usage.prompt - scheduler.sent_prefix(index))
-            split = estimate_message_split(message, self.image_tokens)
+            # Its role told when its info was read (info_of gives {} for a message it cannot read).
+            split = estimate_message_split(message, self.image_tokens, assistant if info else None)
             # Counted as the replay prices it: a step at least at the output it reported.
             stored = split_prompt_tokens(split, usage)
             scheduler.add_message(stored)

@@ -7,9 +7,11 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dcp_plugin.budget import Calibration, Calibrator, predict_prompt_tokens
-from dcp_plugin.budget.calibration import EstimatorState, advance, predict
+from dcp_plugin.budget.calibration import MAX_SCALE, MIN_SCALE, EstimatorState, _clamp, advance, predict
 from dcp_plugin.model.tokens import ContentEstimate
 
 TEXT_CPT = 3.0  # the session's real characters per token for prose
@@ -134,3 +136,26 @@ def test_calibrator_round_trips_through_a_dict() -> None:
 def test_malformed_saved_calibration_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="calibration: malformed"):
         Calibration.from_dict({"sums": [1, 2]})
+
+
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000), st.integers(1, 20000)), max_size=8), st.integers(-10**6, 10**6))
+def test_scaling_tool_content_alone_is_scaling_it_as_an_estimate(steps: list[tuple[int, int, int]], tokens: int) -> None:
+    c = Calibration()
+    for text, json_, reported in steps:
+        c.observe_step(reported, ContentEstimate(text=text, json=json_))
+    assert c.scale_json(tokens) == c.scale(ContentEstimate(json=tokens))
+
+
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000), st.integers(1, 20000)), min_size=1, max_size=8))
+def test_the_fit_kept_between_observations_is_the_fit_solved_afresh(steps: list[tuple[int, int, int]]) -> None:
+    c = Calibration()
+    for text, json_, reported in steps:
+        c.observe_step(reported, ContentEstimate(text=text, json=json_))
+        fresh = Calibration.from_dict(c.to_dict())
+        assert c.scales() == fresh.scales()
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_a_scale_is_clamped_to_its_range_and_an_unusable_one_is_one(value: float) -> None:
+    expected = 1.0 if not math.isfinite(value) else min(MAX_SCALE, max(MIN_SCALE, value))
+    assert _clamp(value) == expected

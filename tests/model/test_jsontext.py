@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcp_plugin.model.jsontext import CompactJson
+from dcp_plugin.model.jsontext import LONG_TEXT, CompactJson, compact_length, string_length
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -67,3 +67,34 @@ _ASCII_EDGES = st.text(alphabet=st.sampled_from(["a", "u", "\\", '"', "\x7f", "\
 @given(st.dictionaries(_ASCII_EDGES, _ASCII_EDGES | st.none() | st.booleans() | st.integers() | st.floats(), max_size=4))
 def test_a_flat_dict_of_ascii_text_is_encoded_as_json_dumps_encodes_it(value: dict[str, Any]) -> None:
     assert CompactJson().encode(value) == dumps(value)
+
+
+# Text long enough to be counted rather than written, with every kind of escape in it.
+_LONG_EDGES = st.text(
+    alphabet=st.sampled_from(["a", " ", "\\", '"', "\x7f", "\x00", "\x1f", "\n", "\t", "\r", "\b", "\f", "é", "😀", "\ud800"]),
+    min_size=LONG_TEXT - 2,
+    max_size=LONG_TEXT * 3,
+)
+
+
+@given(_EDGES | _LONG_EDGES)
+def test_the_counted_length_of_a_text_is_that_of_its_json_string(text: str) -> None:
+    assert string_length(text) == len(dumps(text))
+
+
+_FLAT = st.dictionaries(
+    _EDGES | _LONG_EDGES,
+    _EDGES | _LONG_EDGES | st.none() | st.booleans() | st.integers() | st.floats() | st.lists(st.integers(), max_size=2),
+    max_size=4,
+)
+
+
+@given(_FLAT | _EDGE_JSON)
+def test_the_counted_length_of_a_value_is_that_of_its_encoding(value: Any) -> None:
+    encoding = CompactJson()
+    assert compact_length(value, encoding) == len(encoding.encode(value))
+
+
+def test_a_key_json_cannot_encode_fails_the_counted_length_as_it_fails_the_encoding() -> None:
+    with pytest.raises(TypeError, match="keys must be"):
+        compact_length({"a": "b", (1, 2): "x"}, CompactJson())

@@ -248,3 +248,28 @@ def test_a_message_estimate_is_the_sum_of_its_parts_estimates(role: str | None, 
             model, incoming = model.plus(m), incoming.plus(i)
     expected = (model, incoming) if role == "assistant" else (ZERO, model.plus(incoming))
     assert estimate_message_split(message, image) == expected
+
+
+@given(st.sampled_from(["user", "assistant", None]), st.lists(_PARTS | _ODD_PARTS, max_size=6), st.integers(0, 5000))
+def test_a_message_estimate_told_its_role_is_the_estimate_that_reads_it(
+    role: str | None, parts: list[Any], image: int
+) -> None:
+    message = {"info": {"role": role}, "parts": parts}
+    assert estimate_message_split(message, image, role == "assistant") == estimate_message_split(message, image)
+
+
+_COUNT = st.one_of(st.none(), st.integers(-5, 10**6), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3))
+
+
+@given(st.fixed_dictionaries({}, optional={
+    "input": _COUNT, "output": _COUNT, "reasoning": _COUNT,
+    "cache": st.fixed_dictionaries({}, optional={"read": _COUNT, "write": _COUNT}),
+}))
+def test_reported_usage_counts_only_positive_whole_numbers(tokens: dict[str, Any]) -> None:
+    def count(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    cache = tokens.get("cache") or {}
+    prompt = count(tokens.get("input")) + count(cache.get("read")) + count(cache.get("write"))
+    expected = (prompt, count(tokens.get("output")), count(tokens.get("reasoning"))) if prompt > 0 else None
+    assert reported_usage({"info": {"role": "assistant", "tokens": tokens}}) == expected
