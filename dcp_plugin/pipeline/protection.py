@@ -253,6 +253,7 @@ class PathProtector:
         self.root = clean_path(root) if root is not None else self.directory
         self.ignore_case = ignore_case
         self._matcher = _matcher(usable, ignore_case) if usable else None
+        self.guards = self._matcher is not None  # some pattern is set: without one no path is protected
 
     def protected_path(self, tool: str, tool_input: object, paths: Sequence[str]) -> str | None:
         """The first path of a call that is protected: a path argument, else a file its shell command prints."""

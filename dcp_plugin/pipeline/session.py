@@ -36,6 +36,7 @@ from dcp_plugin.pipeline.strategies import (
     Strategy,
     acts_with_time,
 )
+from dcp_plugin.pipeline.strategies.roster import Roster
 from dcp_plugin.pipeline.sweep import SweepPlan, select
 from dcp_plugin.pipeline.timeline import Timeline
 from dcp_plugin.pipeline.walk import Walk
@@ -115,6 +116,7 @@ class SessionState:
     tools: ModelTools
     timeline: Timeline
     arbiter: Arbiter
+    _roster: Roster | None = None  # the strategies sorted by what they act on, built on first use per epoch
 
     def __init__(
         self,
@@ -435,21 +437,39 @@ class SessionState:
         """Let time-driven strategies act on the first ``end`` messages, synced already (``point``: see _sync)."""
         # Time-driven strategies see every decision the calls so far led to, whenever they came.
         arbiter = self.arbiter
-        progress = Progress(
-            self.ledger.turn,
-            new_turns,
-            point,
-            self._request_model(walk.model)[1],
-            self.directory,
-            # Partials, not lambdas: built twice per request of a history, called at most once.
-            functools.partial(self._context_tokens, end),
-            walk.messages,
-            functools.partial(self._next_cold, walk, end),
-        )
-        for name, strategy in self.timed:
+        roster = self._roster_now()
+        messages = walk.messages
+        if point:
+            timed = roster.timed
+            progress = Progress(
+                self.ledger.turn,
+                new_turns,
+                True,
+                self._request_model(walk.model)[1],
+                self.directory,
+                # Partials, not lambdas: built once per request of a history, called at most once.
+                functools.partial(self._context_tokens, end),
+                messages,
+                functools.partial(self._next_cold, walk, end),
+            )
+        else:
+            # Off a point (half the calls of a first sight) only the strategies that act off points
+            # are asked (most often none or one), and nothing measures the context.
+            timed = roster.anytime
+            if not timed:
+                return  # nothing proposed: the held-back proposals were released at this turn already
+            progress = Progress(self.ledger.turn, new_turns, False, None, self.directory, messages=messages)
+        for name, strategy in timed:
             for record, edit in strategy.advance(progress):
-                arbiter.propose(walk.messages, record, name, edit)
-        arbiter.release(walk.messages)
+                arbiter.propose(messages, record, name, edit)
+        arbiter.release(messages)
+
+    def _roster_now(self) -> Roster:
+        """The roster of this epoch's strategies (worked out again when a start-over built new ones)."""
+        roster = self._roster
+        if roster is None or roster.strategies is not self.strategies:
+            roster = self._roster = Roster(self.strategies)
+        return roster
 
     def _next_cold(self, walk: Walk, end: int) -> bool:
         """Whether the cache will be cold for the request after the one holding the first ``end`` messages."""
@@ -461,15 +481,16 @@ class SessionState:
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
-        tool_input = state.get("input")
-        paths = extract_paths(record.tool, tool_input)
+        tool, tool_input = record.tool, state.get("input")
+        paths = extract_paths(tool, tool_input)
         directory = self.directory
+        protector = self.protector
         call = FinishedCall(
             record,
             state,
             paths,
             absolute_path(paths[0], directory) if paths else None,
-            self.protector.protected_path(record.tool, tool_input, paths) is not None,
+            protector.guards and protector.protected_path(tool, tool_input, paths) is not None,
             directory,
             record.call_id in self.pinned,
             input=tool_input,
@@ -483,8 +504,9 @@ class SessionState:
                 decision = arbiter.decide(messages, record, reason, sweep_edit(state), by_user=True)
                 if decision is not None and decision.applied_at is None:
                     arbiter.force([decision])
-        for name, strategy in self.strategies:
-            proposals = strategy.observe(call)
+        # Only the strategies that may act on a call of its kind see it, in registry order.
+        for name, observe in self._roster_now().observers(tool, record.status):
+            proposals = observe(call)
             if proposals:  # most calls make nothing obsolete: an empty tuple or list
                 for target, edit in proposals:
                     arbiter.propose(messages, target, name, edit)

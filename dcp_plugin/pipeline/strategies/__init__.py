@@ -4,7 +4,9 @@ Adding a strategy: add its name and config section to :mod:`dcp_plugin.config.st
 (where the order is set), write its module (a class following
 :class:`~dcp_plugin.pipeline.strategies.base.Strategy` and a ``SPEC``), list the ``SPEC`` in
 ``SPECS``, describe its section in ``schema/dcp.schema.json`` and add its row to the README
-table. Nothing else names strategies.
+table. Nothing else names strategies. A strategy that ignores most calls says which it looks at
+(``looks_at(tool, status)``), and one that measures the context says ``points_only``: the
+session's roster (:mod:`.roster`) then asks it only about those.
 
 Order matters only where two strategies claim the same field of the same call because of the
 same newer call: the first listed keeps it. Otherwise the claim that came first in the

@@ -120,6 +120,25 @@ def acts_with_time(strategy: Strategy) -> bool:
     return getattr(type(strategy), "advance", None) is not ObserveOnly.advance
 
 
+def observes(strategy: Strategy, tool: str, status: str) -> bool:
+    """Whether a strategy's ``observe`` may index or propose anything for a call of ``tool`` with ``status``.
+
+    A strategy narrows it with a ``looks_at(tool, status)`` method (its observe returns nothing and
+    changes nothing for the other calls); without one it sees every call.
+    """
+    looks_at = getattr(strategy, "looks_at", None)
+    return looks_at is None or bool(looks_at(tool, status))
+
+
+def acts_off_points(strategy: Strategy) -> bool:
+    """Whether a strategy's ``advance`` may propose anything off a request point.
+
+    One that acts on the context's size says ``points_only``: it acts only at points, where it
+    is handed the measure and the cold question (see :class:`Progress`).
+    """
+    return not getattr(strategy, "points_only", False)
+
+
 @dataclass(frozen=True, slots=True)
 class StrategySpec:
     """A strategy's entry in the registry: its config key, its config section and how to build it.

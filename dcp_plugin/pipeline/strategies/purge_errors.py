@@ -23,6 +23,10 @@ class PurgeErrors:
         self.protected_tools = protected_tools
         self._waiting: list[tuple[int, int, CallRecord]] = []
 
+    def looks_at(self, tool: str, status: str) -> bool:
+        """Only failed calls of unprotected tools wait."""
+        return status == "error" and tool not in self.protected_tools
+
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         if record.status == "error" and not call.protected and record.tool not in self.protected_tools:

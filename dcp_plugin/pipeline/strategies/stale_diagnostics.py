@@ -77,6 +77,10 @@ class StaleDiagnostics(ObserveOnly):
         self._live: dict[str, list[Block]] = {}
         self._newest: dict[str, int] = {}
 
+    def looks_at(self, tool: str, status: str) -> bool:
+        """Only completed results report or cover diagnostics."""
+        return status == "completed"
+
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         output = call.output

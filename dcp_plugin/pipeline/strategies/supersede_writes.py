@@ -28,6 +28,10 @@ class SupersedeWrites(ObserveOnly):
         self._newest_read: dict[str, int] = {}
         self._waiting: dict[str, list[tuple[CallRecord, int]]] = {}  # (write, its line count)
 
+    def looks_at(self, tool: str, status: str) -> bool:
+        """Only completed reads and writes."""
+        return status == "completed" and (tool in READ_TOOLS or tool in WRITE_TOOLS)
+
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record, path = call.record, call.path
         if record.status != "completed" or path is None:

@@ -50,6 +50,10 @@ class SupersededReads(ObserveOnly):
         self._newest_write: dict[str, int] = {}
         self._directory = ""
 
+    def looks_at(self, tool: str, status: str) -> bool:
+        """Only completed calls show or replace a file."""
+        return status == "completed"
+
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record, path = call.record, call.path
         if record.status != "completed" or path is None:

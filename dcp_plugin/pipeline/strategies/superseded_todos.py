@@ -33,6 +33,10 @@ class SupersededTodos(ObserveOnly):
         self._live: list[CallRecord] = []
         self._newest_write = -1
 
+    def looks_at(self, tool: str, status: str) -> bool:
+        """Only completed todo calls."""
+        return status == "completed" and tool in TODO_TOOLS
+
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record = call.record
         if record.status != "completed" or record.tool not in TODO_TOOLS or call.protected:
