@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dcp_plugin.model.messages import ToolState, output_is_cleared
-from dcp_plugin.model.tokens import json_chars, tokens_removed, tool_state_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens, json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
 
 Field = Literal["input", "output"]
@@ -190,18 +190,35 @@ def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | 
     return "output", text, None
 
 
+def _output_removed(state: ToolState, text: str) -> int:
+    """``tokens_removed(state, "output", text)`` for a state :func:`_replace_output` accepts, without copying it.
+
+    Such a state is completed and its output is not cleared, so the output counts as it is; only
+    a ``time`` that is a mapping but no dict (which no host sends) is left to the rule itself.
+    """
+    when = state.get("time")
+    if when is not None and type(when) is not dict:
+        return tokens_removed(state, "output", text)
+    whole = state.get("output") or ""
+    before = estimate_output_tokens(whole) if whole != "" else 0
+    return max(0, before - (estimate_output_tokens(text) if text else 0))
+
+
 def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> Decision | None:
     """The decision an edit makes on a call, with what it saves; None when it saves nothing.
 
     Its placeholders name the call's id (:func:`tag`).
     """
-    realized: tuple[Field, Value, tuple[Cut, ...] | None] | None
-    if isinstance(edit, ReplaceOutput):
-        # Most decisions replace an output: its text is tagged without building the retagged edit.
+    if type(edit) is ReplaceOutput:
+        # Most decisions replace an output: its text is tagged without building the retagged edit,
+        # and the decision has no cuts to describe.
         ident = record.ident
-        realized = _replace_output(edit.text if ident is None else tag(edit.text, ident), state)
-    else:
-        realized = realize(retag(edit, record.ident), state)
+        text = edit.text if ident is None else tag(edit.text, ident)
+        if _replace_output(text, state) is None:
+            return None
+        removed = _output_removed(state, text)
+        return Decision(record, strategy, "output", text, removed) if removed > 0 else None
+    realized = realize(retag(edit, record.ident), state)
     if realized is None:
         return None
     field, value, cuts = realized

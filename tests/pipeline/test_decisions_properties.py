@@ -1,7 +1,8 @@
-"""decide's path for a whole output replacement gives what the general path (retag, then realize) gives."""
+"""decide's path for a whole output replacement gives what the general path (retag, realize, tokens_removed) gives."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from hypothesis import given, settings
@@ -39,3 +40,20 @@ def test_a_replacement_decides_as_the_general_path(state: dict[str, Any], text: 
     else:
         assert decision is not None
         assert (decision.field, decision.value, decision.cuts, decision.tokens_saved) == (*realized, saved)
+
+
+# A time no host sends (a mapping that is no dict, a number) is read by the rule itself.
+_times: st.SearchStrategy[object] = st.sampled_from(
+    [None, {}, {"compacted": 0}, {"start": 1}, MappingProxyType({"compacted": 1}), MappingProxyType({}), 7]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_outputs, _times, st.sampled_from([DUPLICATE_PLACEHOLDER, "[dcp: x]", ""]))
+def test_a_replacement_saves_what_tokens_removed_says_whatever_time_the_state_holds(output: Any, time: Any, text: str) -> None:
+    state = {"status": "completed", "output": output, "time": time}
+    record = CallRecord("c1", "read", 1, 0, 0, None, None, 0, "completed")
+    realized = realize(ReplaceOutput(text), state)  # type: ignore[arg-type]
+    saved = tokens_removed(state, "output", text) if realized is not None else 0
+    decision = decide(record, "s", ReplaceOutput(text), state)  # type: ignore[arg-type]
+    assert (decision.tokens_saved if decision is not None else 0) == max(saved, 0)
