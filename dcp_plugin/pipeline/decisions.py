@@ -161,11 +161,8 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
     if isinstance(edit, ReplaceOutput):
         return _replace_output(edit.text, state)
     if isinstance(edit, ShrinkInput):
-        tool_input = state.get("input")
-        if not isinstance(tool_input, dict):
-            return None
-        shrunk: dict[str, Any] = shrink_strings(tool_input, edit.text, edit.keep)
-        return ("input", shrunk, None) if shrunk != tool_input else None
+        shrunk = _shrink_input(edit.text, edit.keep, state)
+        return ("input", shrunk, None) if shrunk is not None else None
     output = state.get("output")
     if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state):
         return None
@@ -178,6 +175,15 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
         return None
     value = apply_cuts(output, cuts)
     return ("output", value, cuts) if len(value) < len(output) else None
+
+
+def _shrink_input(text: str, keep: frozenset[str], state: ToolState) -> dict[str, Any] | None:
+    """The input :func:`realize` makes of ``ShrinkInput(text, keep)``; None when it changes nothing."""
+    tool_input = state.get("input")
+    if not isinstance(tool_input, dict):
+        return None
+    shrunk: dict[str, Any] = shrink_strings(tool_input, text, keep)
+    return shrunk if shrunk != tool_input else None
 
 
 def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | None:
@@ -218,6 +224,14 @@ def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> D
             return None
         removed = _output_removed(state, text)
         return Decision(record, strategy, "output", text, removed) if removed > 0 else None
+    if type(edit) is ShrinkInput:
+        # The next most common (failed calls' inputs): tagged without building the retagged edit.
+        ident = record.ident
+        shrunk = _shrink_input(edit.text if ident is None else tag(edit.text, ident), edit.keep, state)
+        if shrunk is None:
+            return None
+        removed = tokens_removed(state, "input", shrunk)
+        return Decision(record, strategy, "input", shrunk, removed) if removed > 0 else None
     realized = realize(retag(edit, record.ident), state)
     if realized is None:
         return None

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.model.tokens import tokens_removed
-from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput, decide, realize, retag
+from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput, ShrinkInput, decide, realize, retag
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 _outputs = st.none() | st.text(max_size=120) | st.just(DUPLICATE_PLACEHOLDER) | st.integers() | st.lists(st.text(max_size=5), max_size=3)
@@ -57,3 +57,31 @@ def test_a_replacement_saves_what_tokens_removed_says_whatever_time_the_state_ho
     saved = tokens_removed(state, "output", text) if realized is not None else 0
     decision = decide(record, "s", ReplaceOutput(text), state)  # type: ignore[arg-type]
     assert (decision.tokens_saved if decision is not None else 0) == max(saved, 0)
+
+
+_inputs = st.none() | st.dictionaries(
+    st.sampled_from(["command", "filePath", "content", "n"]),
+    st.none() | st.integers() | st.text(max_size=90) | st.lists(st.text(max_size=60), max_size=2),
+    max_size=3,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _inputs,
+    st.sampled_from(["[dcp: input removed]", "[dcp: x]", "short"]),
+    st.sampled_from([None, "ab12"]),
+    st.sampled_from([frozenset(), frozenset({"filePath"})]),
+)
+def test_an_input_shrink_decides_as_the_general_path(tool_input: Any, text: str, ident: str | None, keep: frozenset[str]) -> None:
+    state = {"status": "error", "input": tool_input, "error": "failed"}
+    record = CallRecord("c1", "bash", 1, 0, 0, None, None, 0, "error", ident=ident)
+    edit = ShrinkInput(text, keep)
+    realized = realize(retag(edit, ident), state)  # type: ignore[arg-type]
+    saved = tokens_removed(state, realized[0], realized[1]) if realized is not None else 0
+    decision = decide(record, "s", edit, state)  # type: ignore[arg-type]
+    if realized is None or saved <= 0:
+        assert decision is None
+    else:
+        assert decision is not None
+        assert (decision.field, decision.value, decision.cuts, decision.tokens_saved) == (*realized, saved)
