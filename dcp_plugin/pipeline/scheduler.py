@@ -109,6 +109,29 @@ def _more_saved(decision: Decision) -> int:
 class Scheduler:
     """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
 
+    # Slots: a request of a first sight reads a dozen of these, between which the strategies'
+    # work has evicted the instance's dict from the processor's caches.
+    __slots__ = (
+        "enabled",
+        "overdraft",
+        "overhead",
+        "saved",
+        "bank",
+        "run",
+        "totals",
+        "_sent",
+        "_waiting",
+        "sent_prefix",
+        "_pending",
+        "_pending_at",
+        "_dirty_from",
+        "_previous",
+        "_costs",
+        "_pricing",
+        "_caches",
+        "_ttl_ms",
+    )
+
     def __init__(self, enabled: bool = True, overdraft: float = 0.0) -> None:
         self.enabled = enabled
         self.overdraft = overdraft  # share of the no-plugin cost so far a rewrite may run ahead of the bank
