@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.model.tokens import tokens_removed
-from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput, ShrinkInput, decide, realize, retag
+from dcp_plugin.pipeline.decisions import CallRecord, Edit, ReplaceOutput, ShrinkInput, decide, realize, retag
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER
 
 _outputs = st.none() | st.text(max_size=120) | st.just(DUPLICATE_PLACEHOLDER) | st.integers() | st.lists(st.text(max_size=5), max_size=3)
@@ -30,8 +30,12 @@ _states = st.builds(
 @settings(max_examples=400, deadline=None)
 @given(_states, st.sampled_from([DUPLICATE_PLACEHOLDER, "[dcp: x]", "short", "[dcp: masked] (id ab12)"]), st.sampled_from([None, "ab12", "zz9x"]))
 def test_a_replacement_decides_as_the_general_path(state: dict[str, Any], text: str, ident: str | None) -> None:
+    _assert_decides_as_the_general_path(ReplaceOutput(text), state, ident)
+
+
+def _assert_decides_as_the_general_path(edit: Edit, state: dict[str, Any], ident: str | None) -> None:
+    """decide on ``state`` makes what retag, realize and tokens_removed make of ``edit``, or nothing when they do."""
     record = CallRecord("c1", "read", 1, 0, 0, None, None, 0, str(state["status"]), ident=ident)
-    edit = ReplaceOutput(text)
     realized = realize(retag(edit, ident), state)  # type: ignore[arg-type]
     saved = tokens_removed(state, realized[0], realized[1]) if realized is not None else 0
     decision = decide(record, "s", edit, state)  # type: ignore[arg-type]
@@ -74,14 +78,4 @@ _inputs = st.none() | st.dictionaries(
     st.sampled_from([frozenset(), frozenset({"filePath"})]),
 )
 def test_an_input_shrink_decides_as_the_general_path(tool_input: Any, text: str, ident: str | None, keep: frozenset[str]) -> None:
-    state = {"status": "error", "input": tool_input, "error": "failed"}
-    record = CallRecord("c1", "bash", 1, 0, 0, None, None, 0, "error", ident=ident)
-    edit = ShrinkInput(text, keep)
-    realized = realize(retag(edit, ident), state)  # type: ignore[arg-type]
-    saved = tokens_removed(state, realized[0], realized[1]) if realized is not None else 0
-    decision = decide(record, "s", edit, state)  # type: ignore[arg-type]
-    if realized is None or saved <= 0:
-        assert decision is None
-    else:
-        assert decision is not None
-        assert (decision.field, decision.value, decision.cuts, decision.tokens_saved) == (*realized, saved)
+    _assert_decides_as_the_general_path(ShrinkInput(text, keep), {"status": "error", "input": tool_input, "error": "failed"}, ident)
