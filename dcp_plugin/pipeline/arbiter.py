@@ -36,6 +36,27 @@ class Arbiter:
     the request's list (``messages``) as an argument: the arbiter keeps no list between calls.
     """
 
+    # Slots: every proposal of a first sight reads several of these, long after the instance's
+    # dict was last in the processor's caches.
+    __slots__ = (
+        "ledger",
+        "scheduler",
+        "timeline",
+        "tools",
+        "protection",
+        "_protected_turns",
+        "pinned",
+        "decisions",
+        "applied",
+        "new_applied",
+        "in_force_count",
+        "user_saved",
+        "_young",
+        "_young_order",
+        "_newest_list",
+        "_lists",
+    )
+
     def __init__(
         self,
         ledger: Ledger,
@@ -50,6 +71,8 @@ class Arbiter:
         self.timeline = timeline  # the number of the request a forced decision is written in
         self.tools = tools
         self.protection = protection
+        # What every proposal asks of the (frozen) section, read once: None when protection is off.
+        self._protected_turns = protection.turns if protection.enabled else None
         self.pinned = pinned
         self.decisions: list[Decision] = []  # every decision of this epoch, in the order made
         self.applied = Applied()  # in the order applied; a prefix never changes within an epoch
@@ -65,8 +88,8 @@ class Arbiter:
     # -- proposals ---------------------------------------------------------------------------
     def propose(self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit) -> None:
         """A strategy's proposal: decided now, or held back until the call is older than turn protection."""
-        protection = self.protection
-        if protection.enabled and self.ledger.turn - record.turn < protection.turns:
+        turns = self._protected_turns
+        if turns is not None and self.ledger.turn - record.turn < turns:
             heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))
         else:
             self.decide(messages, record, name, edit)
@@ -85,7 +108,8 @@ class Arbiter:
         self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit, *, by_user: bool = False
     ) -> Decision | None:
         """The decision ``edit`` makes on ``record`` (its state in ``messages``) if it may claim the field; None when it may not or saves nothing."""
-        if record.call_id in self.pinned:
+        pinned = self.pinned
+        if pinned and record.call_id in pinned:  # most sessions pin nothing: the id is not read then
             return None  # the one place every prune passes: strategies, the model's tools, sweeps
         current = record.input_decision if isinstance(edit, ShrinkInput) else record.output_decision
         # Told before the state is looked up: most proposals on a claimed field are refused here,

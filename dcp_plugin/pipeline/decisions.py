@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dcp_plugin.model.messages import ToolState, output_is_cleared
-from dcp_plugin.model.tokens import json_chars, tokens_removed, tool_state_tokens
+from dcp_plugin.model.tokens import estimate_output_tokens, json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
 
 Field = Literal["input", "output"]
@@ -161,11 +161,8 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
     if isinstance(edit, ReplaceOutput):
         return _replace_output(edit.text, state)
     if isinstance(edit, ShrinkInput):
-        tool_input = state.get("input")
-        if not isinstance(tool_input, dict):
-            return None
-        shrunk: dict[str, Any] = shrink_strings(tool_input, edit.text, edit.keep)
-        return ("input", shrunk, None) if shrunk != tool_input else None
+        shrunk = _shrink_input(edit.text, edit.keep, state)
+        return ("input", shrunk, None) if shrunk is not None else None
     output = state.get("output")
     if state.get("status") != "completed" or not isinstance(output, str) or output_is_cleared(state):
         return None
@@ -180,6 +177,15 @@ def realize(edit: Edit, state: ToolState) -> tuple[Field, Value, tuple[Cut, ...]
     return ("output", value, cuts) if len(value) < len(output) else None
 
 
+def _shrink_input(text: str, keep: frozenset[str], state: ToolState) -> dict[str, Any] | None:
+    """The input :func:`realize` makes of ``ShrinkInput(text, keep)``; None when it changes nothing."""
+    tool_input = state.get("input")
+    if not isinstance(tool_input, dict):
+        return None
+    shrunk: dict[str, Any] = shrink_strings(tool_input, text, keep)
+    return shrunk if shrunk != tool_input else None
+
+
 def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | None:
     """What :func:`realize` makes of ``ReplaceOutput(text)``."""
     if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
@@ -190,18 +196,43 @@ def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | 
     return "output", text, None
 
 
+def _output_removed(state: ToolState, text: str) -> int:
+    """``tokens_removed(state, "output", text)`` for a state :func:`_replace_output` accepts, without copying it.
+
+    Such a state is completed and its output is not cleared, so the output counts as it is; only
+    a ``time`` that is a mapping but no dict (which no host sends) is left to the rule itself.
+    """
+    when = state.get("time")
+    if when is not None and type(when) is not dict:
+        return tokens_removed(state, "output", text)
+    whole = state.get("output") or ""
+    before = estimate_output_tokens(whole) if whole != "" else 0
+    return max(0, before - (estimate_output_tokens(text) if text else 0))
+
+
 def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> Decision | None:
     """The decision an edit makes on a call, with what it saves; None when it saves nothing.
 
     Its placeholders name the call's id (:func:`tag`).
     """
-    realized: tuple[Field, Value, tuple[Cut, ...] | None] | None
-    if isinstance(edit, ReplaceOutput):
-        # Most decisions replace an output: its text is tagged without building the retagged edit.
+    if type(edit) is ReplaceOutput:
+        # Most decisions replace an output: its text is tagged without building the retagged edit,
+        # and the decision has no cuts to describe.
         ident = record.ident
-        realized = _replace_output(edit.text if ident is None else tag(edit.text, ident), state)
-    else:
-        realized = realize(retag(edit, record.ident), state)
+        text = edit.text if ident is None else tag(edit.text, ident)
+        if _replace_output(text, state) is None:
+            return None
+        removed = _output_removed(state, text)
+        return Decision(record, strategy, "output", text, removed) if removed > 0 else None
+    if type(edit) is ShrinkInput:
+        # The next most common (failed calls' inputs): tagged without building the retagged edit.
+        ident = record.ident
+        shrunk = _shrink_input(edit.text if ident is None else tag(edit.text, ident), edit.keep, state)
+        if shrunk is None:
+            return None
+        removed = tokens_removed(state, "input", shrunk)
+        return Decision(record, strategy, "input", shrunk, removed) if removed > 0 else None
+    realized = realize(retag(edit, record.ident), state)
     if realized is None:
         return None
     field, value, cuts = realized

@@ -28,14 +28,20 @@ def tag(text: str, ident: str | None) -> str:
     The id goes before the first ``]``, so a placeholder keeps the prefix its kind is
     recognized by (``formats.kinds``); texts that are not the plugin's (``[dcp:...]``) stay.
     """
-    # A cut's text may start with the blank line it keeps before the placeholder.
-    lead = len(text) - len(text.lstrip("\n"))
-    if ident is None or not text.startswith(PLACEHOLDER_PREFIX, lead):
+    if ident is None:
         return text
+    if text.startswith(PLACEHOLDER_PREFIX):
+        lead = 0  # the common case: no copy of the text stripped of what it does not start with
+    else:
+        # A cut's text may start with the blank line it keeps before the placeholder.
+        lead = len(text) - len(text.lstrip("\n"))
+        if not text.startswith(PLACEHOLDER_PREFIX, lead):
+            return text
     end = text.find("]", lead)
-    if end < 0 or text[:end].endswith(f" (id {ident})"):  # no end, or named already (a cut carried over)
+    named = f" (id {ident})"
+    if end < 0 or text.endswith(named, 0, end):  # no end, or named already (a cut carried over)
         return text
-    return f"{text[:end]} (id {ident}){text[end:]}"
+    return f"{text[:end]}{named}{text[end:]}"
 
 
 def placeholder_for(text: str, call_id: str) -> str:

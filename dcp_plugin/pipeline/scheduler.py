@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dcp_plugin.cost.prices import Pricing
@@ -108,6 +109,29 @@ def _more_saved(decision: Decision) -> int:
 class Scheduler:
     """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
 
+    # Slots: a request of a first sight reads a dozen of these, between which the strategies'
+    # work has evicted the instance's dict from the processor's caches.
+    __slots__ = (
+        "enabled",
+        "overdraft",
+        "overhead",
+        "saved",
+        "bank",
+        "run",
+        "totals",
+        "_sent",
+        "_waiting",
+        "sent_prefix",
+        "_pending",
+        "_pending_at",
+        "_dirty_from",
+        "_previous",
+        "_costs",
+        "_pricing",
+        "_caches",
+        "_ttl_ms",
+    )
+
     def __init__(self, enabled: bool = True, overdraft: float = 0.0) -> None:
         self.enabled = enabled
         self.overdraft = overdraft  # share of the no-plugin cost so far a rewrite may run ahead of the bank
@@ -118,11 +142,18 @@ class Scheduler:
         self.totals = CostTotals()
         self._sent = Fenwick()  # per message: tokens as sent now
         self._waiting = Fenwick()  # per message: tokens its pending decisions would remove
+        # Tokens the first ``end`` messages send now: the tree's own query, asked several times at
+        # every request of a first sight (the meter, the context's size), without a call around it.
+        self.sent_prefix: Callable[[int], int] = self._sent.prefix
         self._pending: dict[int, list[Decision]] = {}
         self._pending_at: list[int] = []  # sorted message indexes with pending decisions
         self._dirty_from: int | None = None  # earliest message changed outside a request (a sweep)
         self._previous: _Previous | None = None
         self._costs: list[PointCost] = []
+        # The prices of the latest request and what ``at`` reads of them, worked out once per Pricing.
+        self._pricing: Pricing | None = None
+        self._caches = False
+        self._ttl_ms = 0.0
 
     # -- what the session feeds in -----------------------------------------------------------
     @property
@@ -134,10 +165,6 @@ class Scheduler:
         """The next message's estimated tokens, as stored (no placeholder yet)."""
         self._sent.append(tokens)
         self._waiting.append(0)
-
-    def sent_prefix(self, end: int) -> int:
-        """Tokens the first ``end`` messages send now."""
-        return self._sent.prefix(end)
 
     @property
     def pending(self) -> int:
@@ -188,22 +215,27 @@ class Scheduler:
         """Schedule request ``number`` (the ``point``): write what pays, account its cost; the decisions written."""
         previous = self._previous
         pricing = point.pricing
+        if pricing is not self._pricing:
+            # Asked at every request of a first sight, where the prices are one object throughout.
+            self._pricing, self._caches, self._ttl_ms = pricing, pricing.caches, pricing.ttl_seconds * 1000
         cold = (
             previous is None
-            or not pricing.caches
-            or point.time_ms - previous.time_ms > pricing.ttl_seconds * 1000
+            or not self._caches
+            or point.time_ms - previous.time_ms > self._ttl_ms
             or point.model_key != previous.model_key
         )
         free_from = 0 if (cold or not self.enabled or previous is None) else previous.count
-        if self._dirty_from is not None:
-            free_from = min(free_from, self._dirty_from)
+        dirty_from = self._dirty_from
+        if dirty_from is not None and dirty_from < free_from:
+            free_from = dirty_from
         rule = ("cold" if cold else "immediate") if free_from == 0 else "tail"
         batch_from = free_from
-        if not cold and self.enabled and previous is not None and self._pending_at and self._pending_at[0] < free_from:
+        pending_at = self._pending_at
+        if pending_at and pending_at[0] < free_from and not cold and self.enabled and previous is not None:
             chosen, why = self._choose(previous, pricing, point.auto_tier, free_from)
             if chosen is not None:
                 batch_from, rule = chosen, why
-        applied = self._apply_from(batch_from, number)
+        applied = self._apply_from(batch_from, number) if pending_at and pending_at[-1] >= batch_from else []
         if not applied:
             rule = ""
         self._account(point, previous, cold, applied, rule)
@@ -212,20 +244,22 @@ class Scheduler:
     def _choose(self, previous: _Previous, pricing: Pricing, auto_tier: bool, free_from: int) -> tuple[int | None, str]:
         """The deepest-paying batch start among the pending positions before ``free_from``."""
         r, w = pricing.read, pricing.write
-        tail_tokens = self._waiting.range(free_from, len(self._waiting))
+        waiting, sent = self._waiting, self._sent
+        waiting_before_free = waiting.prefix(free_from)  # every candidate starts before free_from
+        tail_tokens = waiting.total - waiting_before_free
         # What this request saves anyway: the prefix already pruned, read cheaper, and free prunes.
         base = r * previous.saved + w * tail_tokens
         horizon = max(1, self.run)
-        already = previous.sent_with - self._sent.prefix(free_from) if free_from < previous.count else 0
+        sent_with = previous.sent_with
+        already = sent_with - sent.prefix(free_from) if free_from < previous.count else 0
         own = self.bank + base
         # The overdraft buys only rewrites that pay back: at the auto tier a batch that does not is
         # bought with what the session saved, as the compaction it stands in for would be.
         funds = own + self.overdraft * self.totals.cost_without
         best: tuple[float, int] | None = None
-        waiting_before_free = self._waiting.prefix(free_from)  # every candidate starts before free_from
         for start in self._candidates(free_from):
-            removed = waiting_before_free - self._waiting.prefix(start)
-            span = previous.sent_with - self._sent.prefix(start)
+            removed = waiting_before_free - waiting.prefix(start)
+            span = sent_with - sent.prefix(start)
             extra = (w - r) * (span - already) - w * removed
             pays = extra <= horizon * r * removed
             if extra > (funds if pays else own) or not (pays or auto_tier):
@@ -248,69 +282,84 @@ class Scheduler:
         return deep[::step] + positions[-half:]
 
     def _apply_from(self, start: int, number: int) -> list[Decision]:
+        """Write every pending decision from message ``start`` on (the caller found one there); them, in call order."""
         pending_at = self._pending_at
-        if not pending_at or pending_at[-1] < start:
-            return []  # nothing waits from ``start`` on (asked at every request)
         cut = bisect.bisect_left(pending_at, start)
         indexes = pending_at[cut:]
         del pending_at[cut:]
         applied: list[Decision] = []
+        pending, waiting, apply = self._pending, self._waiting, self._apply
         for index in indexes:
-            for decision in self._pending.pop(index):
-                self._waiting.add(index, -_more_saved(decision))
-                self._apply(decision, number)
+            for decision in pending.pop(index):
+                waiting.add(index, -_more_saved(decision))
+                apply(decision, number)
                 applied.append(decision)
-        applied.sort(key=_SEQ)
+        if len(applied) > 1:
+            applied.sort(key=_SEQ)
         return applied
 
     def _apply(self, decision: Decision, number: int) -> None:
+        """Write ``decision`` in request ``number``: its message sends what it saves less."""
         decision.applied_at = number
-        index = decision.record.message_index
-        self._sent.add(index, -decision.tokens_saved)
-        self.saved += decision.tokens_saved
+        removed = decision.tokens_saved
         replaced = decision.replaces
         if replaced is not None and not replaced.superseded:
             # The same field: the new value takes over in this very write, so no extra rewrite.
             replaced.superseded = True
-            self._sent.add(index, replaced.tokens_saved)
-            self.saved -= replaced.tokens_saved
+            removed -= replaced.tokens_saved
+        self._sent.add(decision.record.message_index, -removed)
+        self.saved += removed
 
     def _mark_dirty(self, index: int) -> None:
         self._dirty_from = index if self._dirty_from is None else min(self._dirty_from, index)
 
     def _account(self, point: Point, previous: _Previous | None, cold: bool, applied: list[Decision], rule: str) -> None:
+        """Price the request with and without the plugin, add it to the totals and remember it as the previous one."""
         pricing = point.pricing
-        sent_with = self._sent.prefix(point.count)
-        sent_without = sent_with + self.saved
-        prompt_with = sent_with + self.overhead
-        prompt_without = sent_without + self.overhead
+        sent = self._sent
+        saved, overhead = self.saved, self.overhead
+        sent_with = sent.prefix(point.count)
+        sent_without = sent_with + saved
+        prompt_with = sent_with + overhead
+        prompt_without = sent_without + overhead
         rewritten = 0
         if cold or previous is None:
             cost_with = request_cost(prompt_with, 0, pricing)
             cost_without = request_cost(prompt_without, 0, pricing)
         else:
-            changed = [d.record.message_index for d in applied if d.record.message_index < previous.count]
-            if self._dirty_from is not None and self._dirty_from < previous.count:
-                changed.append(self._dirty_from)
-            unchanged = min(changed) if changed else previous.count
-            cached = self._sent.prefix(unchanged)
-            if changed:
-                rewritten = self._sent.range(unchanged, previous.count)
-            cost_with = request_cost(prompt_with, self.overhead + cached, pricing)
-            cost_without = request_cost(prompt_without, self.overhead + previous.sent_without, pricing)
-        cost = PointCost(
-            point.count, point.time_ms, cold, prompt_without, prompt_with, cost_without, cost_with, rewritten, len(applied), rule
+            # The cache holds the prefix up to the earliest message changed since the previous request.
+            before = unchanged = previous.count
+            for decision in applied:
+                index = decision.record.message_index
+                if index < unchanged:
+                    unchanged = index
+            dirty_from = self._dirty_from
+            if dirty_from is not None and dirty_from < unchanged:
+                unchanged = dirty_from
+            cached = sent.prefix(unchanged)
+            if unchanged < before:
+                rewritten = sent.prefix(before) - cached
+            cost_with = request_cost(prompt_with, overhead + cached, pricing)
+            cost_without = request_cost(prompt_without, overhead + previous.sent_without, pricing)
+        self._costs.append(
+            PointCost(
+                point.count, point.time_ms, cold, prompt_without, prompt_with, cost_without, cost_with, rewritten, len(applied), rule
+            )
         )
-        self._costs.append(cost)
         totals = self.totals
         totals.requests += 1
         totals.cost_without += cost_without
         totals.cost_with += cost_with
         totals.rewritten += rewritten
-        totals.tokens_saved_sent += self.saved
-        self.bank += cost.saved
+        totals.tokens_saved_sent += saved
+        self.bank += cost_without - cost_with  # the request's PointCost.saved
         self.run = 1 if cold else self.run + 1
-        self._previous = _Previous(point.count, point.time_ms, point.model_key, sent_with, sent_without, self.saved)
+        if previous is None:
+            self._previous = _Previous(point.count, point.time_ms, point.model_key, sent_with, sent_without, saved)
+        else:
+            # Updated in place: nothing else holds it, and a request of a first sight builds one less object.
+            previous.count, previous.time_ms, previous.model_key = point.count, point.time_ms, point.model_key
+            previous.sent_with, previous.sent_without, previous.saved = sent_with, sent_without, saved
         self._dirty_from = None
 
     def describe(self) -> dict[str, float]:

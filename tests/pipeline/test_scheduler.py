@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -316,3 +317,14 @@ def test_an_overdraft_lets_a_prune_that_pays_spend_ahead_of_the_savings() -> Non
 def test_a_prune_costing_more_than_the_overdraft_allows_waits() -> None:
     s, _ = warm_run(0.005)  # 97.75 of overdraft, 150 needed
     assert s.at(point(14, 40), 5) == []
+
+
+def test_prices_that_change_between_requests_are_read_at_the_request_they_change() -> None:
+    longer = dataclasses.replace(ANTHROPIC, ttl_seconds=3600.0)
+    s = scheduler_with(10)
+    s.at(point(10, 0), 1)
+    s.add_message(1_000)
+    s.at(point(11, 400, longer), 2)  # 400 s: within the longer lifetime
+    s.add_message(1_000)
+    s.at(point(12, 800), 3)  # 400 s again, past the default lifetime
+    assert [cost.cold for cost in s.take_costs()] == [True, False, True]
