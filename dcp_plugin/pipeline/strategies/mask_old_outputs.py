@@ -52,7 +52,7 @@ from dcp_plugin.config.strategies import (
 from dcp_plugin.model.messages import output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
-from dcp_plugin.pipeline.labels import call_label, path_label
+from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
 from dcp_plugin.pipeline.strategies.file_views import edits_file, runs_check, shows_file
 
@@ -62,16 +62,6 @@ NAME = MASK_OLD_OUTPUTS
 def placeholder(label: str, tokens: int) -> str:
     """What an old output becomes: the call, the size removed, and how to get it back."""
     return f"[dcp: old output of {label} cleared ({tokens:,} tokens) - repeat the call if you need it]"
-
-
-def label_of(tool: str, tool_input: object, directory: str | None) -> str:
-    """The call's label (:func:`call_label`); a call whose input is only a path is named once per file and tool."""
-    # Most masked outputs are reads of files read before: {"filePath": path} is the whole input.
-    if type(tool_input) is dict and len(tool_input) == 1:
-        path = tool_input.get("filePath")
-        if type(path) is str:
-            return path_label(tool, path, directory)
-    return call_label(tool, tool_input, directory)
 
 
 def trigger_tokens(trigger: Trigger, thresholds: Thresholds) -> int:
@@ -257,7 +247,7 @@ class MaskOldOutputs:
             view_paths.pop(seq, None)
             state = progress.state_of(record)
             if state is not None:
-                label = label_of(record.tool, state.get("input"), directory)
+                label = call_label(record.tool, state.get("input"), directory)
                 out.append((record, ReplaceOutput(placeholder(label, tokens))))
         if kept:
             queue.extendleft(reversed(kept))
