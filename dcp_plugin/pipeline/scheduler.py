@@ -61,7 +61,9 @@ class Point:
     time_ms: int
     model_key: ModelKey
     pricing: Pricing
-    auto_tier: bool  # the context reached the auto-compact threshold
+    # Whether the context reached the auto-compact threshold: asked only where it decides (a batch
+    # that does not pay back), since working out the context there costs a read of the history.
+    auto_tier: Callable[[], bool]
 
 
 # Not frozen: built for every request of a first sight, where a frozen dataclass pays an
@@ -241,7 +243,9 @@ class Scheduler:
         self._account(point, previous, cold, applied, rule)
         return applied
 
-    def _choose(self, previous: _Previous, pricing: Pricing, auto_tier: bool, free_from: int) -> tuple[int | None, str]:
+    def _choose(
+        self, previous: _Previous, pricing: Pricing, auto_tier: Callable[[], bool], free_from: int
+    ) -> tuple[int | None, str]:
         """The deepest-paying batch start among the pending positions before ``free_from``."""
         r, w = pricing.read, pricing.write
         waiting, sent = self._waiting, self._sent
@@ -256,20 +260,27 @@ class Scheduler:
         # The overdraft buys only rewrites that pay back: at the auto tier a batch that does not is
         # bought with what the session saved, as the compaction it stands in for would be.
         funds = own + self.overdraft * self.totals.cost_without
-        best: tuple[float, int] | None = None
+        # The best batch that does not pay back, and the best that does (by gain, then depth): one that
+        # pays always beats one that does not (its gain is not negative), so the auto tier, which alone
+        # buys the latter, is asked only when no batch that pays is affordable.
+        found: list[tuple[float, int] | None] = [None, None]
         for start in self._candidates(free_from):
             removed = waiting_before_free - waiting.prefix(start)
             span = sent_with - sent.prefix(start)
             extra = (w - r) * (span - already) - w * removed
             pays = extra <= horizon * r * removed
-            if extra > (funds if pays else own) or not (pays or auto_tier):
+            if extra > (funds if pays else own):
                 continue
             gain = horizon * r * removed - extra
-            if best is None or gain > best[0] or (gain == best[0] and start < best[1]):
-                best = (gain, start)
-        if best is None:
-            return None, ""
-        return best[1], "auto" if auto_tier and best[0] < 0 else "pays"
+            kept = found[pays]
+            if kept is None or gain > kept[0] or (gain == kept[0] and start < kept[1]):
+                found[pays] = (gain, start)
+        unpaid, paid = found
+        if paid is not None:
+            return paid[1], "pays"
+        if unpaid is not None and auto_tier():
+            return unpaid[1], "auto"
+        return None, ""
 
     def _candidates(self, free_from: int) -> list[int]:
         end = bisect.bisect_left(self._pending_at, free_from)

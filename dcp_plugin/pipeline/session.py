@@ -152,6 +152,7 @@ class SessionState:
         self.restarts = 0
         # The context meter outlives epochs: what its calibration learned stays after a start-over.
         self.meter = ContextMeter()
+        self._auto_from = 0  # the auto-compact threshold of the request being scheduled
         # Loaded from a checkpoint and not updated since: the next update checks every message id.
         self._resumed = False
         # Whether the rows' fits were recorded by the plan of the latest request (set by its plan,
@@ -318,25 +319,31 @@ class SessionState:
         # it again; the list does not change while it is walked, so the later syncs need not.
         rescan = True
         first = True  # the walk's first scheduled request: the meter re-reads the newest message it read
-        for count, unscheduled in timeline.requests(messages):
-            seen = self.ledger.mark.count
-            # Incremental operation schedules a request before it knows the request is answered; the
-            # next update finds the answer (a point) and time-driven strategies act there, after that
-            # schedule. A request replayed here (first sight, restart) keeps that order, so what they
-            # decide at a point waits for the next request in both runs.
-            self._sync(walk, count, changed_from, point=not unscheduled, rescan=rescan)
-            changed_from = None
-            rescan = rescan and count < seen
-            if unscheduled:
-                self._schedule(walk, count, first, live=False)
-                first = False
-                self._judge_answer(messages, count)  # as in _sync: before this point's strategies act
-                self._advance(walk, count, point=True)
-        end = len(messages)
-        self._sync(walk, end, changed_from, point=False, rescan=rescan)
-        timeline.open_end = end
-        if request and end > timeline.scheduled_end:
-            self._schedule(walk, end, first, live=True)
+        try:
+            for count, unscheduled in timeline.requests(messages):
+                seen = self.ledger.mark.count
+                # Incremental operation schedules a request before it knows the request is answered; the
+                # next update finds the answer (a point) and time-driven strategies act there, after that
+                # schedule. A request replayed here (first sight, restart) keeps that order, so what they
+                # decide at a point waits for the next request in both runs.
+                self._sync(walk, count, changed_from, point=not unscheduled, rescan=rescan)
+                changed_from = None
+                rescan = rescan and count < seen
+                if unscheduled:
+                    self._schedule(walk, count, first, live=False)
+                    first = False
+                    self._judge_answer(messages, count)  # as in _sync: before this point's strategies act
+                    self._advance(walk, count, point=True)
+            end = len(messages)
+            self._sync(walk, end, changed_from, point=False, rescan=rescan)
+            timeline.open_end = end
+            if request and end > timeline.scheduled_end:
+                self._schedule(walk, end, first, live=True)
+        finally:
+            # The meter's figure is worked out only at the requests that asked for it: the reads of the
+            # others are made now, so the next walk (which may find messages changed in place) starts
+            # from where reading at every request leaves the meter, whatever ended this one.
+            self.meter.settle()
 
     def _schedule(self, walk: Walk, count: int, first: bool = True, *, live: bool) -> None:
         """Schedule the request that holds the first ``count`` messages (and write its prunable list, if due).
@@ -344,34 +351,33 @@ class SessionState:
         ``live``: the request is being sent now; otherwise it is one the history implies, which went
         out with this plugin's placeholders only if the plugin pruned the session live before.
         """
-        timeline, scheduler = self.timeline, self.scheduler
+        timeline, scheduler, meter = self.timeline, self.scheduler, self.meter
         model, ladder, pricing = self._request_model(walk.model)
         image_tokens = self.config.context_budget.image_token_estimate
         # The list does not change while one update walks it: only its first scheduled request
-        # re-reads the newest message the meter had read.
+        # re-reads the newest message the meter had read. The figure there is worked out only if
+        # asked (most requests of a first sight never reach the one choice it decides).
         messages = walk.messages
-        tokens = self.meter.tokens_at(
-            messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from
-        )
+        meter.owe(messages, scheduler.sent_prefix, image_tokens, count, first, timeline.walked, timeline.walked_from)
         # Without prunable lists (the host offers no pruning tool) no list is ever due, and what
         # due_list keeps between requests is read by nothing else.
         if self.tools.lists:
+            tokens = meter.owed_tokens()
             at = ListPoint(timeline.scheduled_end, count, tier(tokens, ladder), tokens, ladder.window)
             due = self.tools.due_list(self.ledger, messages, self.directory, at)
             if due is not None:
                 self.arbiter.write_list(messages, due.host, due.text)
-        point = Point(
-            count,
-            timeline.time_ms,
-            (model.provider_id, model.model_id),
-            pricing,
-            tokens >= ladder.auto,
-        )
+        self._auto_from = ladder.auto
+        point = Point(count, timeline.time_ms, (model.provider_id, model.model_id), pricing, self._at_auto_tier)
         for decision in scheduler.at(point, timeline.schedule(count)):
             self.arbiter.mark_applied(decision)
         if live and not self.what_if:
             self.pruned_live = True
         self.meter.sent(count, scheduler.sent_prefix, pruned=self.pruned_live)
+
+    def _at_auto_tier(self) -> bool:
+        """Whether the context at the request being scheduled reached its ladder's auto-compact threshold."""
+        return self.meter.owed_tokens() >= self._auto_from
 
     def _request_model(self, host: ModelRef | None) -> tuple[ModelRef, Thresholds, Pricing]:
         """The model the request being made goes to (``host``: the host's), with its budget ladder and prices.

@@ -43,7 +43,7 @@ def scheduler_with(messages: int, tokens: int = 1_000) -> Scheduler:
 
 
 def point(count: int, seconds: float, pricing: Any = ANTHROPIC, auto: bool = False) -> Point:
-    return Point(count, int(seconds * 1000), ("anthropic", "claude"), pricing, auto)
+    return Point(count, int(seconds * 1000), ("anthropic", "claude"), pricing, lambda: auto)
 
 
 def test_the_first_request_is_cold_and_written_in_full() -> None:
@@ -94,7 +94,7 @@ def test_a_model_switch_makes_the_cache_cold() -> None:
     s.add_message(1_000)
     waiting = decision_at(2, 800)
     s.pend(waiting)
-    switched = Point(11, 10_000, ("openai", "gpt-5"), OPENAI, False)
+    switched = Point(11, 10_000, ("openai", "gpt-5"), OPENAI, lambda: False)
     assert s.at(switched, 2) == [waiting]
 
 
@@ -109,12 +109,18 @@ def test_a_part_the_previous_request_never_sent_is_pruned_at_once() -> None:
     assert (cost.rule, cost.rewritten, cost.cost_with) == ("tail", 0, 0.1 * 10_000 + 1.25 * 200)
 
 
-def test_a_batch_that_pays_back_at_once_is_written_in_a_warm_cache() -> None:
+def paying() -> tuple[Scheduler, Decision]:
+    """A warm session and a prune in its last message sent, which pays back at once."""
     s = scheduler_with(10)
     s.at(point(10, 0), 1)
     s.add_message(1_000)
     big = decision_at(9, 950)
     s.pend(big)
+    return s, big
+
+
+def test_a_batch_that_pays_back_at_once_is_written_in_a_warm_cache() -> None:
+    s, big = paying()
     # S = 1,000 (the last message sent), R = 950: 1.15 x 1,000 - 1.25 x 950 < 0, cheaper even now.
     assert s.at(point(11, 10), 2) == [big]
     cost = s.take_costs()[-1]
@@ -146,6 +152,29 @@ def test_the_auto_tier_spends_the_savings_on_a_prune_that_would_not_pay_back_soo
 def test_below_the_auto_tier_the_same_prune_waits() -> None:
     s, late = banked()
     assert s.at(point(13, 410), 4) == []
+
+
+def _not_asked() -> bool:
+    raise AssertionError("the auto tier was asked")
+
+
+def test_a_batch_that_pays_back_is_written_without_asking_whether_the_context_reached_the_auto_tier() -> None:
+    s, big = paying()
+    assert s.at(Point(11, 10_000, ("anthropic", "claude"), ANTHROPIC, _not_asked), 2) == [big]
+
+
+def test_whether_the_context_reached_the_auto_tier_is_asked_once_for_every_batch_that_does_not_pay_back() -> None:
+    s, late = banked()
+    deeper = decision_at(10, 900)  # a second batch (from message 10) that does not pay back either
+    s.pend(deeper)
+    asked: list[bool] = []
+
+    def auto_tier() -> bool:
+        asked.append(True)
+        return True
+
+    assert s.at(Point(13, 410_000, ("anthropic", "claude"), ANTHROPIC, auto_tier), 4) == [deeper, late]
+    assert (len(asked), s.take_costs()[-1].rule) == (1, "auto")
 
 
 def test_a_rewrite_is_never_bought_with_savings_the_session_has_not_made() -> None:
