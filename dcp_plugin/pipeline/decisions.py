@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from dcp_plugin.model.messages import ToolState, output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens, json_chars, tokens_removed, tool_state_tokens
-from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
+from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX, SWEPT_PLACEHOLDER, is_placeholder, tag
 
 Field = Literal["input", "output"]
 Cut = tuple[int, int, str]
@@ -196,17 +196,30 @@ def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | 
     return "output", text, None
 
 
-def _output_removed(state: ToolState, text: str) -> int:
-    """``tokens_removed(state, "output", text)`` for a state :func:`_replace_output` accepts, without copying it.
+def _replacement_saves(text: str, state: ToolState) -> int:
+    """Tokens ``ReplaceOutput(text)`` removes from ``state``: 0 when :func:`_replace_output` refuses it.
 
-    Such a state is completed and its output is not cleared, so the output counts as it is; only
-    a ``time`` that is a mapping but no dict (which no host sends) is left to the rule itself.
+    One read of the state for both questions: most decisions of a first sight replace an output.
+    Only a ``time`` that is a mapping but no dict (which no host sends) is left to the rules themselves.
     """
+    if state.get("status") != "completed":
+        return 0
     when = state.get("time")
-    if when is not None and type(when) is not dict:
-        return tokens_removed(state, "output", text)
-    whole = state.get("output") or ""
-    before = estimate_output_tokens(whole) if whole != "" else 0
+    if when is not None:
+        if type(when) is not dict:
+            return tokens_removed(state, "output", text) if _replace_output(text, state) is not None else 0
+        if when.get("compacted"):
+            return 0  # cleared by the host already (output_is_cleared)
+    whole = state.get("output")  # a missing output reads as None: refused alike
+    if whole is None:
+        return 0
+    if type(whole) is str:
+        if len(whole) <= len(text) or whole.startswith(PLACEHOLDER_PREFIX):
+            return 0
+    elif json_chars(whole) <= len(text):  # no placeholder is anything but a string
+        return 0
+    # The output counts as it is (completed, not cleared); an empty replacement counts nothing.
+    before = estimate_output_tokens(whole) if whole else 0
     return max(0, before - (estimate_output_tokens(text) if text else 0))
 
 
@@ -220,9 +233,7 @@ def decide(record: CallRecord, strategy: str, edit: Edit, state: ToolState) -> D
         # and the decision has no cuts to describe.
         ident = record.ident
         text = edit.text if ident is None else tag(edit.text, ident)
-        if _replace_output(text, state) is None:
-            return None
-        removed = _output_removed(state, text)
+        removed = _replacement_saves(text, state)
         return Decision(record, strategy, "output", text, removed) if removed > 0 else None
     if type(edit) is ShrinkInput:
         # The next most common (failed calls' inputs): tagged without building the retagged edit.

@@ -63,6 +63,11 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
     return compute_thresholds(limit)
 
 
+def _cold() -> bool:
+    """The next request's cache is cold: the pricing has no cache."""
+    return True
+
+
 def _pair_message_index(pair: tuple[CallRecord, ToolState]) -> int:
     """The message a (record, state) pair's call is in: the key that groups one message's calls."""
     return pair[0].message_index
@@ -447,16 +452,18 @@ class SessionState:
         messages = walk.messages
         if point:
             timed = roster.timed
+            _, ladder, pricing = self._request_model(walk.model)
             progress = Progress(
                 self.ledger.turn,
                 new_turns,
                 True,
-                self._request_model(walk.model)[1],
+                ladder,
                 self.directory,
                 # Partials, not lambdas: built once per request of a history, called at most once.
                 functools.partial(self._context_tokens, end),
                 messages,
-                functools.partial(self._next_cold, walk, end),
+                # Without a cache every request is cold: nothing to read ahead for.
+                functools.partial(self._next_cold, messages, end, pricing.ttl_seconds * 1000) if pricing.caches else _cold,
             )
         else:
             # Off a point (half the calls of a first sight) only the strategies that act off points
@@ -477,13 +484,10 @@ class SessionState:
             roster = self._roster = Roster(self.strategies)
         return roster
 
-    def _next_cold(self, walk: Walk, end: int) -> bool:
-        """Whether the cache will be cold for the request after the one holding the first ``end`` messages."""
-        pricing = self._request_model(walk.model)[2]
-        if not pricing.caches:
-            return True
-        pause = self.timeline.next_time(walk.messages, end) - self.timeline.time_ms
-        return pause > pricing.ttl_seconds * 1000
+    def _next_cold(self, messages: Sequence[Message], end: int, ttl_ms: float) -> bool:
+        """Whether a cache that lives ``ttl_ms`` is cold for the request after the one holding the first ``end`` messages."""
+        timeline = self.timeline
+        return timeline.next_time(messages, end) - timeline.time_ms > ttl_ms
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""

@@ -97,7 +97,11 @@ class Timeline:
         """
         newest = self.time_ms
         for index in range(end, len(messages)):
-            info = info_of(messages[index])  # once per message: is_assistant and message_time inlined
+            # info_of inlined for the shape every host sends: asked at nearly every point of a first sight.
+            message = messages[index]
+            info = message.get("info") if type(message) is dict else None
+            if type(info) is not dict:
+                info = info_of(message)
             if index > end and info.get("role") == "assistant":
                 break
             time_ms = info_time(info)

@@ -49,7 +49,7 @@ from dcp_plugin.config.strategies import (
     MaskOldOutputsConfig,
     Trigger,
 )
-from dcp_plugin.model.messages import output_is_cleared
+from dcp_plugin.model.messages import locate, output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
@@ -214,23 +214,26 @@ class MaskOldOutputs:
         latest = self._latest
         views, windowed_tokens, view_paths, tokens_of = self._views, self._windowed, self._view_paths, self._tokens_of
         # A view of an edited file is not held as its cycle's at a cold request. Whether the next
-        # request is cold is asked only when such a view is met (the answer depends on nothing
-        # this loop changes), and at most once.
+        # request is cold is asked only when such a view is met past the newest ``keepCalls`` (the
+        # answer depends on nothing this loop changes), and at most once.
         edited = self._edited if self.edited_when_cold else None
         cold: bool | None = None
         # Checks arrive in conversation order nearly always: a call newer than every check is in
         # as many cycles as there are checks, without a search.
         newest_check = checks[-1] if checks else -1
         directory = progress.directory or None
+        messages = progress.messages
         while queue:
             seq, tokens, record = queue[0]
+            if latest - seq < keep_calls:
+                break  # the newest calls stay whatever their cycle: nothing past them is asked
             recent = current - (record.turn + (n_checks if seq > newest_check else bisect.bisect_left(checks, seq))) < keep_turns
             if recent and edited and view_paths.get(seq) in edited:
                 if cold is None:
                     cold = progress.next_cold()
                 if cold:
                     recent = False  # a view of an edited file, at a cold request: not held as its cycle's
-            if latest - seq < keep_calls or (recent and turns_of_all):
+            if recent and turns_of_all:
                 break
             windowed = seq in windowed_tokens
             if (held and seq in held) or (recent and seq in views) or (windowed and free - tokens < keep_tokens):
@@ -245,7 +248,12 @@ class MaskOldOutputs:
             tokens_of.pop(seq, None)
             views.discard(seq)
             view_paths.pop(seq, None)
-            state = progress.state_of(record)
+            owner = record.output_decision
+            if owner is not None and owner.cuts is None:
+                # A whole placeholder keeps its field for the epoch: the arbiter would refuse this
+                # proposal, so it is neither named nor made.
+                continue
+            state = locate(messages, record)
             if state is not None:
                 label = call_label(record.tool, state.get("input"), directory)
                 out.append((record, ReplaceOutput(placeholder(label, tokens))))
