@@ -89,12 +89,10 @@ class Arbiter:
     # -- proposals ---------------------------------------------------------------------------
     def propose(self, messages: Sequence[Message], record: CallRecord, name: str, edit: Edit) -> None:
         """A strategy's proposal: decided now, or held back until the call is older than turn protection."""
-        if type(edit) is ReplaceOutput:
-            owner = record.output_decision
-            if owner is not None and owner.cuts is None:
-                # A whole placeholder keeps its field for the epoch (see decide): refused now and
-                # later alike, so neither decided nor held back. Most proposals of a first sight.
-                return
+        if type(edit) is ReplaceOutput and record.output_kept:
+            # Refused now and later alike (see decide), so neither decided nor held back: most
+            # proposals of a first sight.
+            return
         turns = self._protected_turns
         if turns is not None and self.ledger.turn - record.turn < turns:
             heapq.heappush(self._young, (record.turn, record.seq, next(self._young_order), record, name, edit))

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from dcp_plugin.model.messages import ToolState, output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens, json_chars, tokens_removed, tool_state_tokens
-from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX, SWEPT_PLACEHOLDER, is_placeholder, tag
+from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
 
 Field = Literal["input", "output"]
 Cut = tuple[int, int, str]
@@ -71,6 +71,12 @@ class CallRecord:
     def pruned(self) -> bool:
         """Whether some decision replaces a field of this call."""
         return self.output_decision is not None or self.input_decision is not None
+
+    @property
+    def output_kept(self) -> bool:
+        """Whether a whole placeholder owns the output: it keeps it for the epoch, so no other replacement can claim it."""
+        owner = self.output_decision
+        return owner is not None and owner.cuts is None
 
 
 def retag(edit: Edit, ident: str | None) -> Edit:
@@ -186,38 +192,38 @@ def _shrink_input(text: str, keep: frozenset[str], state: ToolState) -> dict[str
     return shrunk if shrunk != tool_input else None
 
 
-def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | None:
-    """What :func:`realize` makes of ``ReplaceOutput(text)``."""
-    if state.get("status") != "completed" or "output" not in state or output_is_cleared(state):
+def _replaced_output(text: str, state: ToolState) -> Any:
+    """The output ``ReplaceOutput(text)`` replaces in ``state``; None when it may not.
+
+    Not a completed call's, cleared by the host already, no longer than ``text``, or a whole
+    placeholder already: each refuses it.
+    """
+    if state.get("status") != "completed" or output_is_cleared(state):
         return None
-    whole = state["output"]
+    whole = state.get("output")  # a missing output reads as None: refused alike
     if whole is None or json_chars(whole) <= len(text) or is_placeholder(whole):
         return None
-    return "output", text, None
+    return whole
+
+
+def _replace_output(text: str, state: ToolState) -> tuple[Field, Value, None] | None:
+    """What :func:`realize` makes of ``ReplaceOutput(text)``."""
+    return None if _replaced_output(text, state) is None else ("output", text, None)
 
 
 def _replacement_saves(text: str, state: ToolState) -> int:
     """Tokens ``ReplaceOutput(text)`` removes from ``state``: 0 when :func:`_replace_output` refuses it.
 
-    One read of the state for both questions: most decisions of a first sight replace an output.
-    Only a ``time`` that is a mapping but no dict (which no host sends) is left to the rules themselves.
+    One read of the state for both questions (most decisions of a first sight replace an output),
+    without the copy of the state :func:`tokens_removed` makes. A ``time`` that is a mapping but no
+    dict (which no host sends) is counted by that rule itself.
     """
-    if state.get("status") != "completed":
-        return 0
-    when = state.get("time")
-    if when is not None:
-        if type(when) is not dict:
-            return tokens_removed(state, "output", text) if _replace_output(text, state) is not None else 0
-        if when.get("compacted"):
-            return 0  # cleared by the host already (output_is_cleared)
-    whole = state.get("output")  # a missing output reads as None: refused alike
+    whole = _replaced_output(text, state)
     if whole is None:
         return 0
-    if type(whole) is str:
-        if len(whole) <= len(text) or whole.startswith(PLACEHOLDER_PREFIX):
-            return 0
-    elif json_chars(whole) <= len(text):  # no placeholder is anything but a string
-        return 0
+    when = state.get("time")
+    if when is not None and type(when) is not dict:
+        return tokens_removed(state, "output", text)
     # The output counts as it is (completed, not cleared); an empty replacement counts nothing.
     before = estimate_output_tokens(whole) if whole else 0
     return max(0, before - (estimate_output_tokens(text) if text else 0))

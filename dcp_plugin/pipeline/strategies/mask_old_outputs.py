@@ -248,10 +248,8 @@ class MaskOldOutputs:
             tokens_of.pop(seq, None)
             views.discard(seq)
             view_paths.pop(seq, None)
-            owner = record.output_decision
-            if owner is not None and owner.cuts is None:
-                # A whole placeholder keeps its field for the epoch: the arbiter would refuse this
-                # proposal, so it is neither named nor made.
+            if record.output_kept:
+                # The arbiter would refuse this proposal: it is neither named nor made.
                 continue
             state = locate(messages, record)
             if state is not None:
