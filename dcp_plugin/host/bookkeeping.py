@@ -16,6 +16,7 @@ from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
 from dcp_plugin.model.messages import Message
 from dcp_plugin.pipeline.decisions import Decision
+from dcp_plugin.pipeline.scheduler import PointCost
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import SWEEP
 
@@ -37,10 +38,7 @@ class Bookkeeper:
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
         state = session.state
-        costs = state.take_costs()
-        # Only the request being sent now is counted: earlier requests of the implied
-        # history were counted when they were made (or went out without the plugin).
-        cost = costs[-1] if costs and costs[-1].count == len(messages) else None
+        cost = _request_cost(state, len(messages))
         fresh = self.record_applied(state)
         if fresh is not None and request:
             self._notify_pruned(state, [d for d in fresh if d.strategy != SWEEP])
@@ -98,3 +96,14 @@ class Bookkeeper:
                     d.strategy,
                     f"turn={d.record.turn} field={d.field} tokens_saved={d.tokens_saved}",
                 )
+
+
+def _request_cost(state: SessionState, count: int) -> PointCost | None:
+    """The cost of the request holding the first ``count`` messages, when the latest update scheduled it.
+
+    Only the request being sent now is counted: earlier requests of the implied history were
+    counted when they were made (or went out without the plugin). The others' costs are let go
+    here, before what follows allocates: a first sight schedules thousands.
+    """
+    costs = state.take_costs()
+    return costs[-1] if costs and costs[-1].count == count else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 from collections.abc import Iterator
@@ -109,3 +110,22 @@ def test_a_walk_decides_the_same_with_and_without_the_pause(monkeypatch: pytest.
         (d.call_id, d.field, d.value, d.applied_at) for d in unpaused.decisions
     ]
     assert paused.decisions
+
+
+def test_a_long_walk_lets_go_of_its_reads_before_the_collector_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The collector scans what is alive when it resumes: the walk's per-message reads would be
+    # scanned (tens of thousands of objects on a long first sight) only to be dropped right after.
+    messages = generate_session(PAUSE_GC_FROM + 200, seed=7)["messages"]
+    state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    held_at_resume: list[int] = []
+    paused = session_module.gc_paused
+
+    @contextlib.contextmanager
+    def watched() -> Iterator[None]:
+        with paused():
+            yield
+            held_at_resume.append(len(state.timeline.walked))
+
+    monkeypatch.setattr(session_module, "gc_paused", watched)
+    state.update(messages)
+    assert held_at_resume == [0]
