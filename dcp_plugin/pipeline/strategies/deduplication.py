@@ -112,7 +112,9 @@ class Deduplication(ObserveOnly):
             return ()
         if newest.seq < record.seq:
             self._newest[key] = record
-            return ((newest, EDIT),)
+            # An output a whole placeholder keeps already (masked before it was read again) gets
+            # no proposal: the arbiter would refuse it.
+            return () if newest.output_kept else ((newest, EDIT),)
         # A call that finished late but sits earlier in the conversation is the obsolete one.
         return ((record, EDIT),)
 
