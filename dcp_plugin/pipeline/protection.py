@@ -84,18 +84,28 @@ def extract_paths(tool: str, tool_input: object) -> tuple[str, ...]:
     """Every file path a tool call names: path arguments, apply_patch headers, multiedit edits."""
     if not isinstance(tool_input, dict):
         return ()
-    # Asked for every finished call of a history (and again for each label): only the keys the
-    # input holds are read, in the order PATH_KEYS gives, so the paths come out as in a full scan.
-    bearing = _PATH_BEARING.intersection(tool_input)
-    if not bearing:
+    # Asked for every finished call of a history (and again for each label): most inputs hold one
+    # path key (a read, an edit, a search) or none (a command), told in one pass over their keys.
+    key = None
+    for name in tool_input:
+        if name in _PATH_BEARING:
+            if key is not None:
+                return _every_path(tool_input)
+            key = name
+    if key is None:
         return ()
-    if len(bearing) == 1:
-        # The common case (a read, an edit, a search): one path key, holding one string.
-        (key,) = bearing
-        value = tool_input[key]
-        if type(value) is str and key in _PLAIN_PATH_KEYS:
-            path = _path_of(key, value) if value else None
-            return () if path is None else (path,)
+    value = tool_input[key]
+    if type(value) is str and key in _PLAIN_PATH_KEYS:
+        path = _path_of(key, value) if value else None
+        return () if path is None else (path,)
+    return _every_path(tool_input)
+
+
+def _every_path(tool_input: dict[str, object]) -> tuple[str, ...]:
+    """:func:`extract_paths` of an input holding a list, a patch, edits or several path keys."""
+    # Only the keys the input holds are read, in the order PATH_KEYS gives, so the paths come
+    # out as in a full scan.
+    bearing = _PATH_BEARING.intersection(tool_input)
     found: list[str] = _path_values(tool_input, [key for key in PATH_KEYS if key in bearing])
     if PATCH_KEY in bearing:
         patch = tool_input[PATCH_KEY]

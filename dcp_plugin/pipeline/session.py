@@ -497,18 +497,11 @@ class SessionState:
         paths = extract_paths(tool, tool_input)
         directory = self.directory
         protector = self.protector
-        call = FinishedCall(
-            record,
-            state,
-            paths,
-            absolute_path(paths[0], directory) if paths else None,
-            protector.guards and protector.protected_path(tool, tool_input, paths) is not None,
-            directory,
-            record.call_id in self.pinned,
-            input=tool_input,
-            output=state.get("output"),
-        )
-        self.tools.observe(record, state, call.protected or call.pinned)
+        protected = protector.guards and protector.protected_path(tool, tool_input, paths) is not None
+        pinned = record.call_id in self.pinned
+        path = absolute_path(paths[0], directory) if paths else None
+        call = FinishedCall(record, state, paths, path, protected, directory, pinned, tool_input, state.get("output"))
+        self.tools.observe(record, state, protected or pinned)
         arbiter = self.arbiter
         if self.manual:
             reason = self.manual.get(record.call_id)

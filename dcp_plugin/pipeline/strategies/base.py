@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dcp_plugin.budget.thresholds import Thresholds
@@ -17,17 +17,19 @@ Proposal = tuple[CallRecord, Edit]
 
 @dataclass(slots=True)
 class FinishedCall:
-    """A tool call that just reached a final status, as every strategy sees it."""
+    """A tool call that just reached a final status, as every strategy sees it.
+
+    Built for every finished call of a history, by position: keyword arguments cost as much again.
+    """
 
     record: CallRecord
     state: ToolState
     paths: tuple[str, ...]  # every file path the call names, as given
     path: str | None  # the first of them, absolute and normalized against the project
     protected: bool  # a path matches protectedFilePatterns: no strategy may prune this call
-    directory: str = ""  # the project directory (relative paths and labels)
-    pinned: bool = False  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
+    directory: str  # the project directory (relative paths and labels)
+    pinned: bool  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
     # The state's input and output, read once: every strategy asks for them, for every call of a history.
-    _: KW_ONLY
     input: dict[str, Any] | None
     output: str | None
 

@@ -32,49 +32,60 @@ def duplicate_signature(tool: str, tool_input: object, ignore_fields: Mapping[st
     return signature(tool, tool_input if not ignored else without_fields(tool_input, ignored))
 
 
-# Only for inputs with one item that is not plainly a string under a string key (rare): see duplicate_key.
+# Only for inputs that are not plainly flat (rare): see duplicate_key.
 _SORTED_JSON = CompactJson(sort_keys=True)
+# Whole numbers below this are written as their digits whatever the interpreter's digit limit.
+_SMALL_INT = 10**18
+
+FlatKey = frozenset[tuple[str, str | int]]
 
 
-def _one_string(tool_input: dict[Any, Any]) -> tuple[str, str] | None:
-    """The key and value of an input whose one item besides nulls is a string under a string key, as the signature encodes it."""
-    found: tuple[Any, Any] | None = None
+def _flat_items(tool_input: dict[Any, Any], ignored: tuple[str, ...]) -> FlatKey | None:
+    """The items of an input of strings and whole numbers under string keys, without nulls and ``ignored`` keys; None for another input.
+
+    The signature writes such an input as a flat object whose text its items alone decide, in
+    any order: two of them are written alike exactly when their items are equal.
+    """
+    items = []
     for key, value in tool_input.items():
-        if value is None:
-            continue  # the signature leaves nulls out
-        if found is not None:
-            return None
-        found = (key, value)
-    if found is None:
-        return None
-    key, value = found
-    if isinstance(value, (dict, list, tuple, int, float)):
-        return None  # written as an object, an array or a number, never as a string (a todo list)
-    if isinstance(key, str) and isinstance(value, str):
-        return key, value
-    # Another key or value the encoder writes as a string (a number as a key, an object through
-    # str): the text tells, as it does for the signature.
+        if value is None or key in ignored:
+            continue  # the signature leaves nulls and cosmetic fields out
+        kind = type(value)
+        if type(key) is not str or not (kind is str or (kind is int and -_SMALL_INT < value < _SMALL_INT)):
+            return None  # bool is not int here: True and 1 are equal items but not equal text
+        items.append((key, value))
+    return frozenset(items)
+
+
+def _written_flat(tool_input: dict[Any, Any], ignored: tuple[str, ...]) -> FlatKey | None:
+    """The items of an input the signature writes as a flat input's text (a number as a key, an object through str); None otherwise."""
+    trimmed = without_fields(tool_input, ignored) if ignored else tool_input
     try:
-        decoded = json.loads(_SORTED_JSON.encode(drop_nulls(tool_input)))
+        text = _SORTED_JSON.encode(drop_nulls(trimmed))
+        decoded = json.loads(text)
+        if type(decoded) is not dict:
+            return None
+        flat = _flat_items(decoded, ())
+        # Keys sorted as numbers are not in text order: only the text itself tells.
+        return flat if flat is not None and _SORTED_JSON.encode(decoded) == text else None
     except (TypeError, ValueError, RecursionError):
         return None
-    if isinstance(decoded, dict) and len(decoded) == 1:
-        ((text_key, text_value),) = decoded.items()
-        if isinstance(text_value, str):
-            return text_key, text_value
-    return None
 
 
-def duplicate_key(tool: str, tool_input: object, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes | tuple[str, str, str]:
+def duplicate_key(tool: str, tool_input: object, ignore_fields: Mapping[str, tuple[str, ...]]) -> bytes | tuple[str, FlatKey]:
     """What the strategy groups calls by: equal exactly when :func:`duplicate_signature` is.
 
-    Most calls of a history are reads whose input is one path: those are grouped by the tool, the
-    key and the string, without encoding and hashing the input.
+    Nearly every input of a history is a flat object of strings and numbers (a path, a command
+    and its description, a pattern): those are grouped by the tool and their items, without
+    encoding and hashing the input.
     """
-    if isinstance(tool_input, dict) and not ignore_fields.get(tool):
-        one = _one_string(tool_input)
-        if one is not None:
-            return (tool, *one)
+    if isinstance(tool_input, dict):
+        ignored = ignore_fields.get(tool) or ()
+        flat = _flat_items(tool_input, ignored)
+        if flat is None:
+            flat = _written_flat(tool_input, ignored)
+        if flat is not None:
+            return (tool, flat)
     return duplicate_signature(tool, tool_input, ignore_fields)
 
 
@@ -84,7 +95,7 @@ class Deduplication(ObserveOnly):
     def __init__(self, protected_tools: frozenset[str], ignore_fields: Mapping[str, tuple[str, ...]]) -> None:
         self.protected_tools = protected_tools
         self.ignore_fields = ignore_fields
-        self._newest: dict[bytes | tuple[str, str, str], CallRecord] = {}
+        self._newest: dict[bytes | tuple[str, FlatKey], CallRecord] = {}
 
     def looks_at(self, tool: str, status: str) -> bool:
         """Only completed calls of unprotected tools are grouped."""
@@ -101,7 +112,9 @@ class Deduplication(ObserveOnly):
             return ()
         if newest.seq < record.seq:
             self._newest[key] = record
-            return ((newest, EDIT),)
+            # An output a whole placeholder keeps already (masked before it was read again) gets
+            # no proposal: the arbiter would refuse it.
+            return () if newest.output_kept else ((newest, EDIT),)
         # A call that finished late but sits earlier in the conversation is the obsolete one.
         return ((record, EDIT),)
 

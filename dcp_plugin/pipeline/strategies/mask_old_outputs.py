@@ -54,7 +54,7 @@ from dcp_plugin.model.tokens import estimate_output_tokens
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import call_label
 from dcp_plugin.pipeline.strategies.base import FinishedCall, Progress, Proposal, StrategySpec
-from dcp_plugin.pipeline.strategies.file_views import edits_file, runs_check, shows_file
+from dcp_plugin.pipeline.strategies.file_views import EDITS_FILE, RUNS_CHECK, SHOWS_FILE, traits
 
 NAME = MASK_OLD_OUTPUTS
 
@@ -133,7 +133,9 @@ class MaskOldOutputs:
         completed = record.status == "completed"
         if seq > self._latest:
             self._latest = seq
-        if completed and self.turns_end_at_checks and runs_check(tool, call.input):
+        # Whether it shows a file, edits one, runs a check: worked out once, for a completed call.
+        kinds = traits(tool, call.input) if completed else 0
+        if kinds & RUNS_CHECK and self.turns_end_at_checks:
             bisect.insort(self._checks, seq)  # what comes after it is a cycle of its own; its output is not
         if path is not None:
             if self.keep_file_tokens:
@@ -141,7 +143,7 @@ class MaskOldOutputs:
                 if completed and tool.lower() in READ_TOOLS:
                     read = max(read, seq)
                 self._touched[path] = read
-            if completed and self.edited_when_cold and edits_file(tool, call.input):
+            if kinds & EDITS_FILE and self.edited_when_cold:
                 self._edited.add(path)  # before the protection check: edit tools are protected
         if not completed or call.protected or call.pinned or tool in self.protected_tools:
             return ()  # a pinned output stays, and the newest `keepTokens` are counted among the others
@@ -150,7 +152,7 @@ class MaskOldOutputs:
             return ()
         tokens = estimate_output_tokens(output)
         entry = (seq, tokens, record)
-        view = shows_file(tool, call.input)
+        view = kinds & SHOWS_FILE
         if view:
             if self.keep_turns_of == "files":
                 self._views.add(seq)

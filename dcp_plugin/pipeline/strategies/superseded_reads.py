@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
@@ -51,54 +51,64 @@ class SupersededReads(ObserveOnly):
         self._directory = ""
 
     def looks_at(self, tool: str, status: str) -> bool:
-        """Only completed calls show or replace a file."""
-        return status == "completed"
+        """Only completed reads and writes show or replace a file."""
+        return status == "completed" and (tool in READ_TOOLS or tool in WRITE_TOOLS)
 
     def observe(self, call: FinishedCall) -> Iterable[Proposal]:
         record, path = call.record, call.path
-        if record.status != "completed" or path is None:
+        tool = record.tool
+        if record.status != "completed" or path is None or not (tool in READ_TOOLS or tool in WRITE_TOOLS):
             return ()
         self._directory = call.directory
-        seq, tool = record.seq, record.tool
+        seq = record.seq
         newest = self._newest.get(path, -1)
         late = newest > seq
         if not late:
             self._newest[path] = seq
         if tool in WRITE_TOOLS:
             self._newest_write[path] = max(seq, self._newest_write.get(path, -1))
-            return self._take(path, lambda old: old.record.seq < seq)
-        if tool not in READ_TOOLS:
-            return ()
+            return self._take(path, seq, None)
         lines = read_lines(call.input)
         if lines is None:
             return ()
         # shown_lines(input, output), without reading the range a second time.
-        read = _Read(record, lines, None if shows_less(call.output) else lines, call.protected)
-        shown = read.shown
-        out = [] if shown is None else self._take(path, lambda old: old.record.seq < seq and covers(shown, old.lines))
+        shown = None if shows_less(call.output) else lines
+        read = _Read(record, lines, shown, call.protected)
+        out = [] if shown is None else self._take(path, seq, shown)
         if late and self._superseded_later(path, read):
             if not read.protected:
-                out.append((record, self._edit(path, record)))
+                out.append((record, _edit(tool, path, self._directory)))
         else:
-            self._live.setdefault(path, []).append(read)
+            live = self._live.get(path)
+            if live is None:
+                self._live[path] = [read]
+            else:
+                live.append(read)
         return out
 
-    def _edit(self, path: str, record: CallRecord) -> ReplaceOutput:
-        return _edit(record.tool, path, self._directory)
+    def _take(self, path: str, seq: int, shown: Lines | None) -> list[Proposal]:
+        """Drop the live reads of ``path`` older than ``seq`` (with ``shown``, only those it covers); proposals for those that may be pruned.
 
-    def _take(self, path: str, obsolete: Callable[[_Read], bool]) -> list[Proposal]:
-        """Drop the live reads of ``path`` that are now obsolete; proposals for those that may be pruned."""
+        A read whose output a whole placeholder keeps already (deduplication took it at the same
+        call, masking before) gets none: the arbiter would refuse it.
+        """
         live = self._live.get(path)
         if not live:
             return []
         kept: list[_Read] = []
-        gone: list[_Read] = []
+        out: list[Proposal] = []
+        directory = self._directory
         for read in live:
-            (gone if obsolete(read) else kept).append(read)
-        if not gone:
-            return []
-        self._live[path] = kept
-        return [(read.record, self._edit(path, read.record)) for read in gone if not read.protected]
+            old = read.record
+            # covers(shown, read.lines), inlined: asked for every live read of a file at each newer read.
+            if old.seq < seq and (shown is None or (shown[0] <= read.lines[0] and shown[1] >= read.lines[1])):
+                if not read.protected and not old.output_kept:
+                    out.append((old, _edit(old.tool, path, directory)))
+            else:
+                kept.append(read)
+        if len(kept) != len(live):
+            self._live[path] = kept
+        return out
 
     def _superseded_later(self, path: str, read: _Read) -> bool:
         """Whether a newer read or write seen before ``read`` finished supersedes it (parallel calls).

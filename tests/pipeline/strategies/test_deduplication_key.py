@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dcp_plugin.pipeline.strategies.deduplication import duplicate_key, duplicate_signature
@@ -27,6 +27,7 @@ _values = st.one_of(
     st.none(),
     _strings,
     st.integers(0, 1),
+    st.sampled_from([-7, 10**18 - 1, 10**18, 2**70, 1.0]),
     st.booleans(),
     st.lists(_strings, max_size=1),
     st.dictionaries(_strings, st.one_of(st.none(), _strings), max_size=1),
@@ -65,3 +66,38 @@ def test_inputs_written_alike_share_a_key(inputs: tuple[dict[Any, Any], dict[Any
     first, second = inputs
     assert duplicate_signature(tool, first, IGNORED) == duplicate_signature(tool, second, IGNORED)
     assert duplicate_key(tool, first, IGNORED) == duplicate_key(tool, second, IGNORED)
+
+
+# Forms of one key or value that compare equal, or that the encoder may write alike.
+_KEY_FORMS: dict[Any, list[Any]] = {"1": [1, True], "2": [2], "10": [10], "true": [True], "a": ["a"]}
+_VALUE_FORMS: dict[Any, list[Any]] = {"1": [1, True, 1.0, Named("1")], "a": [Named("a")], 10**18: [10**18, float(10**18)]}
+
+
+@st.composite
+def _lookalikes(draw: st.DrawFn) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """Two inputs of the same items in other orders, some keys and values given in another form, some nulls or items added."""
+    keys = draw(st.lists(st.sampled_from(sorted(_KEY_FORMS)), unique=True, max_size=4))
+    items = [(key, draw(st.sampled_from(["1", "a", "b", 10**18, None]))) for key in keys]
+
+    def form(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        return [
+            (draw(st.sampled_from([key, *_KEY_FORMS[key]])), draw(st.sampled_from([value, *_VALUE_FORMS.get(value, [])])))
+            for key, value in pairs
+        ]
+
+    first, other = form(items), form(draw(st.permutations(items)))
+    if draw(st.booleans()):
+        other.append((draw(st.sampled_from(["description", "offset"])), draw(st.sampled_from([None, "x"]))))
+    return dict(first), dict(other)
+
+
+@settings(max_examples=800, deadline=None)
+@given(_lookalikes(), st.sampled_from(["read", "bash"]))
+# Number keys are sorted as numbers, text keys as text: the same items, written in another order.
+@example(({2: "a", 10: "b"}, {"2": "a", "10": "b"}), "read")
+def test_inputs_of_several_items_share_a_key_exactly_when_they_share_a_signature(
+    inputs: tuple[dict[Any, Any], dict[Any, Any]], tool: str
+) -> None:
+    first, second = inputs
+    same_key = duplicate_key(tool, first, IGNORED) == duplicate_key(tool, second, IGNORED)
+    assert same_key == (duplicate_signature(tool, first, IGNORED) == duplicate_signature(tool, second, IGNORED))

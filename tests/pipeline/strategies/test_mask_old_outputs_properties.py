@@ -142,7 +142,7 @@ def test_the_masks_equal_those_of_the_plain_scan(config: dict[str, Any], events:
             paths = extract_paths(tool, tool_input)
             path_of = absolute_path(paths[0], DIRECTORY) if paths else None
             for strategy in (fast, plain):
-                call = FinishedCall(record, state, paths, path_of, protected, DIRECTORY, input=tool_input, output=state["output"])  # type: ignore[arg-type]
+                call = FinishedCall(record, state, paths, path_of, protected, DIRECTORY, pinned=False, input=tool_input, output=state["output"])  # type: ignore[arg-type]
                 assert list(strategy.observe(call)) == []
         else:
             ladder, tokens, point, cold = value

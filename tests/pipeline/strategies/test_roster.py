@@ -34,7 +34,7 @@ def _finished(seq: int, tool: str, status: str, tool_input: dict[str, Any], outp
     state = {"status": status, "input": tool_input, "output": output}
     paths = extract_paths(tool, tool_input)
     path = absolute_path(paths[0], DIRECTORY) if paths else None
-    return FinishedCall(record, state, paths, path, protected, DIRECTORY, input=tool_input, output=output)  # type: ignore[arg-type]
+    return FinishedCall(record, state, paths, path, protected, DIRECTORY, pinned=False, input=tool_input, output=output)  # type: ignore[arg-type]
 
 
 @settings(max_examples=200, deadline=None)
