@@ -95,103 +95,111 @@ class Ledger:
         were scanned in this very list, unchanged since (the same walk), so the newest of them
         cannot have gained parts and is not read again.
         """
-        result = SyncResult()
         end = len(messages) if end is None else end
         start = self.mark.count
+        result = SyncResult([], [], False)  # positional: built at every request point of a history
         if end < start:
             return result
-        rescan_from = start - 1 if start and rescan else start
-        if changed_from is not None and changed_from < rescan_from:
-            rescan_from = changed_from
-        for index in range(rescan_from, min(start, end)):
+        # Within one walk (no rescan, no resend) no seen message is read again: a walk syncs at
+        # every request point of a history, so the rescan's bounds are not worked out there.
+        if rescan or changed_from is not None:
+            rescan_from = start - 1 if start and rescan else start
+            if changed_from is not None and changed_from < rescan_from:
+                rescan_from = changed_from
             # Seen messages may have grown: a host streaming parts, or a resend from an index.
-            self._scan_parts(messages, index, result)
+            self._scan(messages, rescan_from, min(start, end), result, new=False)
         if self.unfinished:
             self._recheck_unfinished(messages, result)
-        turn_before = self.turn
-        ids = self.message_ids
-        # The ids list nearly always ends where the mark does: each new message's id is then read
-        # with its role, from the info dict read once.
-        ids_along = len(ids) == start
-        step_at = self.step_at
-        for index in range(start, end):
-            message = messages[index]
-            info = message.get("info") if isinstance(message, dict) else None
-            if isinstance(info, dict):
-                role = info.get("role")
-                if ids_along:
-                    value = info.get("id")
-                    ids.append(value if isinstance(value, str) and value else None)
-            else:
-                role = None
-                if ids_along:
-                    ids.append(None)
-            if role == "user":
-                self.turn += 1
-            elif role == "assistant":
-                self.steps += 1
-            step_at.append(self.steps)
-            self._scan_parts(messages, index, result)
+        if end > start:
+            turn_before = self.turn
+            self._scan(messages, start, end, result, new=True)
+            result.new_turns = self.turn != turn_before
         if end:
             self.mark.advance(messages, end, same_list=not rescan)
-            for i in range(len(ids), end):  # a loop, not a generator: usually no id is left to read
-                ids.append(message_id(messages[i]))
-        result.new_turns = self.turn != turn_before
+            ids = self.message_ids
+            if len(ids) < end:  # usually every id was read with its message's role
+                for i in range(len(ids), end):
+                    ids.append(message_id(messages[i]))
         return result
 
-    def _scan_parts(self, messages: Sequence[Message], index: int, result: SyncResult) -> None:
-        message = messages[index]
-        # parts_of inlined: this runs for every message of a history.
-        parts = message.get("parts") if isinstance(message, dict) else None
-        if not isinstance(parts, list):
-            return
+    def _scan(self, messages: Sequence[Message], start: int, end: int, result: SyncResult, *, new: bool) -> None:
+        """Record the calls of the messages from ``start`` to ``end`` not recorded yet.
+
+        ``new``: the messages were never seen before: their roles (turns and steps) and ids are read too.
+        """
         by_call = self.by_call
-        owner: str | None = None  # the message's id, read at its first new call
-        owner_read = False
-        for part_index, part in enumerate(parts):
-            if not isinstance(part, dict) or part.get("type") != "tool":
+        ids = self.message_ids
+        step_at = self.step_at
+        # The ids list nearly always ends where the mark does: each new message's id is then read
+        # with its role, from the info dict read once, and is the owner of the message's calls.
+        ids_along = new and len(ids) == start
+        for index in range(start, end):
+            message = messages[index]
+            if new:
+                info = message.get("info") if isinstance(message, dict) else None
+                if isinstance(info, dict):
+                    role = info.get("role")
+                    if ids_along:
+                        value = info.get("id")
+                        ids.append(value if isinstance(value, str) and value else None)
+                else:
+                    role = None
+                    if ids_along:
+                        ids.append(None)
+                if role == "user":
+                    self.turn += 1
+                elif role == "assistant":
+                    self.steps += 1
+                step_at.append(self.steps)
+            # parts_of inlined: this runs for every message of a history.
+            parts = message.get("parts") if isinstance(message, dict) else None
+            if not isinstance(parts, list):
                 continue
-            state = part.get("state")
-            tool = part.get("tool")
-            if not isinstance(state, dict) or not isinstance(tool, str):
-                continue
-            # call_id_of's first rule inlined: a tool part nearly always has its callID.
-            call_id = part.get("callID")
-            if not (isinstance(call_id, str) and call_id):
-                call_id = call_id_of(part, message, index, part_index)
-            if call_id in by_call:
-                continue
-            if not owner_read:
-                owner, owner_read = message_id(message), True
-            status = state.get("status")
-            if not isinstance(status, str):
-                status = "pending"
-            part_id = part.get("id")
-            ident = assign_id(call_id, self.by_ident)
-            step_at = self.step_at
-            # Positional, in the field order: built once per call of a history.
-            record = CallRecord(
-                call_id,
-                tool,
-                self._seq,
-                index,
-                part_index,
-                part_id if isinstance(part_id, str) else None,
-                owner,
-                self.turn,
-                status,
-                ident,
-                step_at[index] if index < len(step_at) else self.steps,
-            )
-            self._seq += 1
-            self.records.append(record)
-            by_call[call_id] = record
-            self.by_ident[ident] = record
-            if status in FINAL_STATUSES:
-                result.finished.append(record)
-                result.states.append(state)
-            else:
-                self.unfinished.append(record)
+            owner: str | None = None  # the message's id, read at its first new call
+            owner_read = False
+            for part_index, part in enumerate(parts):
+                if not isinstance(part, dict) or part.get("type") != "tool":
+                    continue
+                state = part.get("state")
+                tool = part.get("tool")
+                if not isinstance(state, dict) or not isinstance(tool, str):
+                    continue
+                # call_id_of's first rule inlined: a tool part nearly always has its callID.
+                call_id = part.get("callID")
+                if not (isinstance(call_id, str) and call_id):
+                    call_id = call_id_of(part, message, index, part_index)
+                if call_id in by_call:
+                    continue
+                if not owner_read:
+                    owner, owner_read = ids[index] if ids_along else message_id(message), True
+                status = state.get("status")
+                if not isinstance(status, str):
+                    status = "pending"
+                part_id = part.get("id")
+                ident = assign_id(call_id, self.by_ident)
+                # Positional, in the field order: built once per call of a history.
+                record = CallRecord(
+                    call_id,
+                    tool,
+                    self._seq,
+                    index,
+                    part_index,
+                    part_id if isinstance(part_id, str) else None,
+                    owner,
+                    self.turn,
+                    status,
+                    ident,
+                    step_at[index] if index < len(step_at) else self.steps,
+                )
+                self._seq += 1
+                self.records.append(record)
+                by_call[call_id] = record
+                self.by_ident[ident] = record
+                if status in FINAL_STATUSES:
+                    result.finished.append(record)
+                    result.states.append(state)
+                else:
+                    self.unfinished.append(record)
 
     def _recheck_unfinished(self, messages: Sequence[Message], result: SyncResult) -> None:
         still: list[CallRecord] = []

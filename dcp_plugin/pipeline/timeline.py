@@ -38,6 +38,9 @@ class Timeline:
         # on), so the meter need not read them again; valid only while that list is walked (see end_walk).
         self.walked: list[ReadMessage] = []
         self.walked_from = 0
+        # Per message of the current walk (from ``walked_from`` on): its time, whether it is the assistant's.
+        self._times: list[int] = []
+        self._answers: list[bool] = []
 
     def requests(self, messages: Sequence[Message]) -> Iterator[tuple[int, bool]]:
         """The requests the unread messages show were made and answered, as (messages held, not scheduled yet).
@@ -47,22 +50,27 @@ class Timeline:
         after the requests before it are yielded, so a request sees the time and model of its own
         messages only.
         """
-        self.walked, self.walked_from = [], self.read
-        for index in range(self.read, len(messages)):
-            message = messages[index]
-            # Its info read once, here, for the role and by _read for the rest (is_assistant inlined).
-            info = info_of(message)
-            assistant = info.get("role") == "assistant"
+        start = self.walked_from = self.read
+        self.walked = []
+        # Each unread message's info, role and time read once, up front: next_time answers from them
+        # without reading the messages ahead of the walk again.
+        infos = list(map(info_of, messages[start:]))
+        times = self._times = list(map(info_time, infos))
+        answers = self._answers = [info.get("role") == "assistant" for info in infos]
+        for offset, info in enumerate(infos):
+            index = start + offset
+            assistant = answers[offset]
             if assistant:
                 if index > self.scheduled_end:
                     yield index, True
                 elif index == self.open_end:
                     yield index, False
-            self._read(message, index, info, assistant)
+            self._read(messages[index], index, info, assistant, times[offset])
             self.read = index + 1
 
-    def _read(self, message: Message, index: int, info: Info, assistant: bool) -> None:
-        """Take a message in (``info``: its :func:`info_of`): its tokens, its time, its model, the overhead it reports."""
+    def _read(self, message: Message, index: int, info: Info, assistant: bool, time_ms: int) -> None:
+        """Take a message in (``info``: its :func:`info_of`, ``time_ms``: its :func:`info_time`): its tokens, its
+        time, its model, the overhead it reports."""
         scheduler = self.scheduler
         named = model_fields(info)
         model_id = named[1] if named is not None else None
@@ -78,7 +86,6 @@ class Timeline:
             self.meter.add_message(stored)
             if index == self.walked_from + len(self.walked):
                 self.walked.append((split, model_id, usage))
-        time_ms = info_time(info)
         if time_ms > self.time_ms:
             self.time_ms = time_ms
         if named is not None and model_id is not None:
@@ -95,13 +102,23 @@ class Timeline:
         answer at ``end`` included). A live update's list ends where that request does, and a
         longer list is read only that far, so every run finds the same time.
         """
+        offset = end - self.walked_from
+        answers = self._answers
+        if not 0 <= offset < len(answers):
+            return self.read_ahead_time(messages, end)
+        # Within the walk: its messages' roles and times were read when it began.
+        try:
+            stop = answers.index(True, offset + 1)
+        except ValueError:
+            stop = len(answers)
+        newest = max(self._times[offset:stop])
+        return newest if newest > self.time_ms else self.time_ms
+
+    def read_ahead_time(self, messages: Sequence[Message], end: int) -> int:
+        """:meth:`next_time` read from the messages themselves (where no walk read them)."""
         newest = self.time_ms
         for index in range(end, len(messages)):
-            # info_of inlined for the shape every host sends: asked at nearly every point of a first sight.
-            message = messages[index]
-            info = message.get("info") if type(message) is dict else None
-            if type(info) is not dict:
-                info = info_of(message)
+            info = info_of(messages[index])
             if index > end and info.get("role") == "assistant":
                 break
             time_ms = info_time(info)
@@ -112,6 +129,7 @@ class Timeline:
     def end_walk(self) -> None:
         """The walked list is let go: its messages may change before the next walk (a tool finishing)."""
         self.walked = []
+        self._times, self._answers = [], []
 
     def schedule(self, count: int) -> int:
         """Count the request holding the first ``count`` messages as scheduled; its number in this epoch."""

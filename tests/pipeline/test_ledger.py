@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcp_plugin.model.messages import locate
+from dcp_plugin.model.messages import locate, message_id
 from dcp_plugin.pipeline.ledger import Ledger, SyncResult
 from tests.support.helpers import assistant, tool_part, user
 
@@ -81,3 +82,38 @@ def test_a_call_finishing_with_a_new_call_in_the_newest_message_keeps_both_in_or
     later = ledger.sync(messages)
     assert [r.call_id for r in later.finished] == [running["callID"], streamed["callID"]]
     assert later.states == [running["state"], streamed["state"]]
+
+
+@st.composite
+def _owned(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Assistant messages with calls, their ids sometimes missing or malformed, after a user message."""
+    messages = _history(draw(st.lists(st.lists(_STATUSES, min_size=1, max_size=2), min_size=1, max_size=6)))
+    for message in messages:
+        message["info"]["id"] = draw(st.sampled_from([message["info"]["id"], None, "", 0]))
+    return messages
+
+
+@settings(max_examples=150, deadline=None)
+@given(messages=_owned(), cuts=st.lists(st.integers(min_value=0, max_value=8), max_size=5), resend=st.integers(0, 8))
+def test_a_records_owner_is_its_messages_id_however_the_syncs_cut_the_list(
+    messages: list[dict[str, Any]], cuts: list[int], resend: int
+) -> None:
+    ledger = Ledger()
+    for end in sorted(min(c, len(messages)) for c in cuts):
+        ledger.sync(messages, None, end, rescan=False)
+    ledger.sync(messages, min(resend, len(messages)))
+    assert [r.message_id for r in ledger.records] == [message_id(messages[r.message_index]) for r in ledger.records]
+
+
+@settings(max_examples=150, deadline=None)
+@given(shape=st.lists(st.lists(_STATUSES, max_size=3), min_size=1, max_size=8), cuts=st.lists(st.integers(1, 9), max_size=6))
+def test_a_walks_syncs_record_the_calls_one_sync_of_the_list_records(shape: list[list[str]], cuts: list[int]) -> None:
+    messages = _history(shape)
+    whole, walked = Ledger(), Ledger()
+    whole.sync(messages)
+    rescan = True
+    for end in [*sorted({min(c, len(messages)) for c in cuts}), len(messages)]:
+        walked.sync(messages, None, end, rescan=rescan)
+        rescan = False
+    assert [astuple(r) for r in walked.records] == [astuple(r) for r in whole.records]
+    assert (walked.turn, walked.steps, walked.step_at, walked.message_ids) == (whole.turn, whole.steps, whole.step_at, whole.message_ids)
