@@ -130,6 +130,10 @@ class ContextMeter:
             self._figure = figure
         return figure
 
+    def owed_reaches(self, tokens: int) -> bool:
+        """Whether the figure at the request point owed last (see :meth:`owed_tokens`) reached ``tokens``."""
+        return self.owed_tokens() >= tokens
+
     def settle(self) -> None:
         """Make the reads owed (see :meth:`owe`): the tracker ends where the last owed point left it."""
         owed = self._owed

@@ -51,8 +51,8 @@ MAX_CANDIDATES = 32
 ModelKey = tuple[str | None, str | None] | None
 
 
-# Not frozen: built for every request of a first sight, where a frozen dataclass pays an
-# object.__setattr__ per field; nothing changes one once built.
+# Not frozen: a session keeps one per model and sets its size and time at each request it
+# schedules (a first sight schedules thousands); the scheduler copies what it keeps of one.
 @dataclass(slots=True)
 class Point:
     """One request of the implied history: how many messages it held, when, and to which model."""

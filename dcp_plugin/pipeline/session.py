@@ -63,7 +63,7 @@ def ladder_of(model_id: str | None, context_limit: int | None) -> Thresholds:
     return compute_thresholds(limit)
 
 
-def _cold() -> bool:
+def _cold(messages: Sequence[Message], end: int) -> bool:
     """The next request's cache is cold: the pricing has no cache."""
     return True
 
@@ -122,6 +122,9 @@ class SessionState:
     timeline: Timeline
     arbiter: Arbiter
     _roster: Roster | None = None  # the strategies sorted by what they act on, built on first use per epoch
+    # The budget ladder and the scheduler's Point of the model _request_model resolved last: only a
+    # request's size and time change while the model stays, so one Point serves all its requests.
+    _request_at: tuple[Thresholds, Point] | None = None
 
     def __init__(
         self,
@@ -157,7 +160,6 @@ class SessionState:
         self.restarts = 0
         # The context meter outlives epochs: what its calibration learned stays after a start-over.
         self.meter = ContextMeter()
-        self._auto_from = 0  # the auto-compact threshold of the request being scheduled
         # Loaded from a checkpoint and not updated since: the next update checks every message id.
         self._resumed = False
         # Whether the rows' fits were recorded by the plan of the latest request (set by its plan,
@@ -359,7 +361,7 @@ class SessionState:
         out with this plugin's placeholders only if the plugin pruned the session live before.
         """
         timeline, scheduler, meter = self.timeline, self.scheduler, self.meter
-        model, ladder, pricing = self._request_model(walk.model)
+        ladder, point = self._request_model(walk.model)
         image_tokens = self.config.context_budget.image_token_estimate
         # The list does not change while one update walks it: only its first scheduled request
         # re-reads the newest message the meter had read. The figure there is worked out only if
@@ -374,31 +376,32 @@ class SessionState:
             due = self.tools.due_list(self.ledger, messages, self.directory, at)
             if due is not None:
                 self.arbiter.write_list(messages, due.host, due.text)
-        self._auto_from = ladder.auto
-        point = Point(count, timeline.time_ms, (model.provider_id, model.model_id), pricing, self._at_auto_tier)
+        point.count, point.time_ms = count, timeline.time_ms
         for decision in scheduler.at(point, timeline.schedule(count)):
             self.arbiter.mark_applied(decision)
         if live and not self.what_if:
             self.pruned_live = True
         self.meter.sent(count, scheduler.sent_prefix, pruned=self.pruned_live)
 
-    def _at_auto_tier(self) -> bool:
-        """Whether the context at the request being scheduled reached its ladder's auto-compact threshold."""
-        return self.meter.owed_tokens() >= self._auto_from
+    def _request_model(self, host: ModelRef | None) -> tuple[Thresholds, Point]:
+        """The budget ladder and the scheduler's Point (with the prices) of the model the request being made goes to.
 
-    def _request_model(self, host: ModelRef | None) -> tuple[ModelRef, Thresholds, Pricing]:
-        """The model the request being made goes to (``host``: the host's), with its budget ladder and prices.
-
-        Asked at every request point of a walk, where the model rarely changes: the answer is
-        kept while the newest message's model and the host's are the same objects.
+        ``host``: the host's model. Asked at every request point of a walk, where the model rarely
+        changes: the answer is kept while the newest message's model and the host's are the same
+        objects. The Point's size and time are the caller's to set.
         """
         named = self.timeline.model
-        resolved = self._resolved
-        if resolved is None or resolved[0] is not named or resolved[1] is not host:
+        resolved, request_at = self._resolved, self._request_at
+        if resolved is None or request_at is None or resolved[0] is not named or resolved[1] is not host:
             model = request_model(named, host)
             ladder = ladder_of(model.model_id, model.context_limit)
-            resolved = self._resolved = (named, host, model, ladder, pricing_for(model, self.config.cache))
-        return resolved[2], resolved[3], resolved[4]
+            pricing = pricing_for(model, self.config.cache)
+            self._resolved = (named, host, model, ladder, pricing)
+            # The auto tier is the meter's question, not the session's: the Point holds no reference back to it.
+            auto_tier = functools.partial(self.meter.owed_reaches, ladder.auto)
+            point = Point(0, 0, (model.provider_id, model.model_id), pricing, auto_tier)
+            request_at = self._request_at = (ladder, point)
+        return request_at
 
     def context_now(self, messages: Sequence[Message], model: ModelRef | None) -> ContextSnapshot:
         """How full the context is with ``messages`` (as stored) and the placeholders in force now."""
@@ -454,19 +457,11 @@ class SessionState:
         messages = walk.messages
         if point:
             timed = roster.timed
-            _, ladder, pricing = self._request_model(walk.model)
-            progress = Progress(
-                self.ledger.turn,
-                new_turns,
-                True,
-                ladder,
-                self.directory,
-                # Partials, not lambdas: built once per request of a history, called at most once.
-                functools.partial(self._context_tokens, end),
-                messages,
-                # Without a cache every request is cold: nothing to read ahead for.
-                functools.partial(self._next_cold, messages, end, pricing.ttl_seconds * 1000) if pricing.caches else _cold,
-            )
+            ladder, at = self._request_model(walk.model)
+            # Without a cache every request is cold: nothing to read ahead for.
+            cold_after = self._next_cold if at.pricing.caches else _cold
+            turn, directory, measure = self.ledger.turn, self.directory, self._context_tokens
+            progress = Progress(turn, new_turns, True, ladder, directory, end, measure, messages, cold_after)
         else:
             # Off a point (half the calls of a first sight) only the strategies that act off points
             # are asked (most often none or one), and nothing measures the context.
@@ -486,10 +481,12 @@ class SessionState:
             roster = self._roster = Roster(self.strategies)
         return roster
 
-    def _next_cold(self, messages: Sequence[Message], end: int, ttl_ms: float) -> bool:
-        """Whether a cache that lives ``ttl_ms`` is cold for the request after the one holding the first ``end`` messages."""
+    def _next_cold(self, messages: Sequence[Message], end: int) -> bool:
+        """Whether the cache of the request being made is cold for the request after the one holding the first ``end`` messages."""
+        request_at = self._request_at
+        assert request_at is not None  # asked at a request point, whose model was resolved first
         timeline = self.timeline
-        return timeline.next_time(messages, end) - timeline.time_ms > ttl_ms
+        return timeline.next_time(messages, end) - timeline.time_ms > request_at[1].pricing.ttl_seconds * 1000
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""

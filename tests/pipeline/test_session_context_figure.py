@@ -11,6 +11,7 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
@@ -114,7 +115,7 @@ def test_a_session_asking_the_figure_lazily_decides_costs_and_meters_as_asking_i
 def test_a_walk_whose_points_never_work_out_the_figure_leaves_the_meter_read_up_to_its_last_request() -> None:
     messages = generate_session(120, seed=7)["messages"]
     state = SessionState("figure", DcpConfig(), DEFAULT_DIRECTORY)
-    with mock.patch.object(SessionState, "_at_auto_tier", return_value=False):
+    with mock.patch.object(ContextMeter, "owed_reaches", return_value=False):
         state.update(messages, model=ModelRef("anthropic", "claude-sonnet-4", 200_000))
     assert state.meter.tracker.seen == len(messages)
 

@@ -46,11 +46,13 @@ class FinishedCall:
         return call_label(self.record.tool, self.input, self.directory or None)
 
 
-def _zero() -> int:
+def _zero(end: int) -> int:
+    """No context measured: a Progress off a request point."""
     return 0
 
 
-def _warm() -> bool:
+def _warm(messages: Sequence[Message], end: int) -> bool:
+    """The next request's cache taken as warm: a Progress off a request point."""
     return False
 
 
@@ -63,9 +65,8 @@ class Progress:
     context's size acts only at points, so it acts at the same places in incremental operation
     and in a from-scratch run, whatever requests cut the history into.
     ``thresholds``: the budget ladder of the model the request goes to.
-    ``next_cold``: whether the prompt cache will be cold for the next request, the one what a
-    strategy decides here is first written in (the pause before it outlives the cache, or the
-    pricing has no cache): that request writes the whole prompt anew anyway.
+    ``end``: how many messages that request held; ``measure`` and ``cold_after`` answer for it when
+    asked (the session's own methods: nothing is built per point to hold the question).
     """
 
     turn: int
@@ -73,9 +74,10 @@ class Progress:
     point: bool = False
     thresholds: Thresholds | None = None
     directory: str = ""
-    measure: Callable[[], int] = _zero
+    end: int = 0
+    measure: Callable[[int], int] = _zero  # the estimated prompt of the request holding the first n messages
     messages: Sequence[Message] = ()  # the list being walked: a lookup works whenever it is asked
-    next_cold: Callable[[], bool] = _warm
+    cold_after: Callable[[Sequence[Message], int], bool] = _warm  # the cache is cold after the first n of them
 
     def context_tokens(self) -> int:
         """The estimated prompt of the request holding these messages, as it was sent.
@@ -84,7 +86,15 @@ class Progress:
         scheduler relieves nothing yet. Every run (incremental, a restart, a replay) asks once the
         request was scheduled, so it measures the same.
         """
-        return self.measure()
+        return self.measure(self.end)
+
+    def next_cold(self) -> bool:
+        """Whether the prompt cache will be cold for the next request, the first to carry what is decided here.
+
+        The pause before it outlives the cache, or the pricing has no cache: that request writes
+        the whole prompt anew anyway.
+        """
+        return self.cold_after(self.messages, self.end)
 
     def state_of(self, record: CallRecord) -> ToolState | None:
         """A finished call's tool state in the walked messages (None when it is no longer there)."""

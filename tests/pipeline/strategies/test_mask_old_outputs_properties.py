@@ -105,6 +105,11 @@ _events = st.lists(
 )
 
 
+def _answer(value: Any, *asked: object) -> Any:
+    """A question's answer fixed in advance, whatever the point asks it of."""
+    return value
+
+
 def _input(tool: str, path: str, command: str) -> dict[str, Any]:
     if tool == "bash":
         return {"command": command}
@@ -148,8 +153,8 @@ def test_the_masks_equal_those_of_the_plain_scan(config: dict[str, Any], events:
             ladder, tokens, point, cold = value
             answers: list[list[Proposal]] = []
             for strategy in (fast, plain):
-                measure, next_cold = functools.partial(int, tokens), functools.partial(bool, cold)
-                progress = Progress(turn, False, point, LADDERS[ladder], DIRECTORY, measure, messages, next_cold)  # type: ignore[arg-type]
+                measure, cold_after = functools.partial(_answer, tokens), functools.partial(_answer, cold)
+                progress = Progress(turn, False, point, LADDERS[ladder], DIRECTORY, len(messages), measure, messages, cold_after)  # type: ignore[arg-type]
                 answers.append(list(strategy.advance(progress)))
             # A field a whole placeholder owns is refused by the arbiter: the fast scan does not propose it.
             plain_answers = [(r.call_id, e) for r, e in answers[1] if r.output_decision is None or r.output_decision.cuts is not None]
