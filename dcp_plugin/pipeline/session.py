@@ -12,7 +12,7 @@ from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.budget.thresholds import Thresholds, compute_thresholds, tier
 from dcp_plugin.config.model import DcpConfig
-from dcp_plugin.cost.prices import Pricing, pricing_for
+from dcp_plugin.cost.prices import pricing_for
 from dcp_plugin.cost.totals import CostTotals
 from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import FINAL_STATUSES, Message, ToolState, call_id_of, locate, parts_of
@@ -122,9 +122,6 @@ class SessionState:
     timeline: Timeline
     arbiter: Arbiter
     _roster: Roster | None = None  # the strategies sorted by what they act on, built on first use per epoch
-    # The budget ladder and the scheduler's Point of the model _request_model resolved last: only a
-    # request's size and time change while the model stays, so one Point serves all its requests.
-    _request_at: tuple[Thresholds, Point] | None = None
 
     def __init__(
         self,
@@ -178,7 +175,10 @@ class SessionState:
         self.strategies = build_strategies(config)
         self.timed = [(name, strategy) for name, strategy in self.strategies if acts_with_time(strategy)]
         # The model of the request being made, its budget ladder and prices, per (named, host) model.
-        self._resolved: tuple[ModelRef | None, ModelRef | None, ModelRef, Thresholds, Pricing] | None = None
+        # What _request_model resolved last: (the newest message's model, the host's) and the budget ladder
+        # and scheduler Point they lead to. Only a request's size and time change while the model stays,
+        # so one Point serves all its requests.
+        self._resolved: tuple[ModelRef | None, ModelRef | None, Thresholds, Point] | None = None
         self.tools = ModelTools(config, self.tools_offered)
         self.meter.reset()
         self.timeline = Timeline(self.scheduler, config.context_budget.image_token_estimate, self.meter)
@@ -391,17 +391,16 @@ class SessionState:
         objects. The Point's size and time are the caller's to set.
         """
         named = self.timeline.model
-        resolved, request_at = self._resolved, self._request_at
-        if resolved is None or request_at is None or resolved[0] is not named or resolved[1] is not host:
+        resolved = self._resolved
+        if resolved is None or resolved[0] is not named or resolved[1] is not host:
             model = request_model(named, host)
             ladder = ladder_of(model.model_id, model.context_limit)
             pricing = pricing_for(model, self.config.cache)
-            self._resolved = (named, host, model, ladder, pricing)
             # The auto tier is the meter's question, not the session's: the Point holds no reference back to it.
             auto_tier = functools.partial(self.meter.owed_reaches, ladder.auto)
             point = Point(0, 0, (model.provider_id, model.model_id), pricing, auto_tier)
-            request_at = self._request_at = (ladder, point)
-        return request_at
+            resolved = self._resolved = (named, host, ladder, point)
+        return resolved[2], resolved[3]
 
     def context_now(self, messages: Sequence[Message], model: ModelRef | None) -> ContextSnapshot:
         """How full the context is with ``messages`` (as stored) and the placeholders in force now."""
@@ -483,10 +482,10 @@ class SessionState:
 
     def _next_cold(self, messages: Sequence[Message], end: int) -> bool:
         """Whether the cache of the request being made is cold for the request after the one holding the first ``end`` messages."""
-        request_at = self._request_at
-        assert request_at is not None  # asked at a request point, whose model was resolved first
+        resolved = self._resolved
+        assert resolved is not None  # asked at a request point, whose model was resolved first
         timeline = self.timeline
-        return timeline.next_time(messages, end) - timeline.time_ms > request_at[1].pricing.ttl_seconds * 1000
+        return timeline.next_time(messages, end) - timeline.time_ms > resolved[3].pricing.ttl_seconds * 1000
 
     def _observe(self, messages: Sequence[Message], record: CallRecord, state: ToolState) -> None:
         """A call reached its final status: re-apply the user's sweep of it, then let each strategy see it."""
