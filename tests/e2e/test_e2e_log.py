@@ -65,8 +65,8 @@ def test_opencode_writes_no_service_field_for_the_plugin(logged):
 
 def test_a_dcp_command_leaves_no_error_line_in_the_log(logged):
     command = logged["command"]
-    # On failure, what the command's run printed: once in a CI run its log line was missing, and the
-    # run's own error event is what tells a host that never took the command from a log written late.
+    # On failure, what the command's run printed: once in a CI run its log line was missing, and only
+    # the run's own output tells whether OpenCode never took the command or just lost the log line.
     said = f"stdout: {command.stdout[-3000:]}\nstderr: {command.stderr[-3000:]}"
     assert command.returncode == 1, said  # the throw that keeps the command from the model
     assert "command=dcp" in logged["text"], said
