@@ -174,7 +174,6 @@ class SessionState:
         self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
         self.strategies = build_strategies(config)
         self.timed = [(name, strategy) for name, strategy in self.strategies if acts_with_time(strategy)]
-        # The model of the request being made, its budget ladder and prices, per (named, host) model.
         # What _request_model resolved last: (the newest message's model, the host's) and the budget ladder
         # and scheduler Point they lead to. Only a request's size and time change while the model stays,
         # so one Point serves all its requests.
