@@ -120,8 +120,8 @@ class Persistence:
         with self._lock:
             reported = self._reported.setdefault(session_id, set())
             rows = self._queue(session_id).decisions
-            row = store_mod.DecisionRow
-            # A first sight of a long session queues every decision of its history: the record is read once each.
+            # A first sight of a long session queues every decision of its history: the record is read
+            # once each, and each row is a plain tuple (see store.PrunedRow).
             for decision in decisions:
                 record = decision.record
                 call_id = record.call_id
@@ -129,7 +129,7 @@ class Persistence:
                     continue
                 reported.add(call_id)
                 fresh.append(decision)
-                rows.append(row(call_id, record.tool, decision.strategy, decision.tokens_saved))
+                rows.append((call_id, record.tool, decision.strategy, decision.tokens_saved))
         return fresh
 
     def record_restores(self, session_id: str, restores: Iterable[store_mod.Restore]) -> None:

@@ -3,7 +3,7 @@
 from dcp_plugin.store.database import RETRY_SECONDS, Store, Warn, shared
 from dcp_plugin.store.errors import NotAStore, StoreUnavailable, is_busy, is_corruption
 from dcp_plugin.store.reading import open_read_only, query_session, query_stats, read_session, read_stats
-from dcp_plugin.store.rows import DecisionRow, Restore, SessionBatch, Stats, StoredSession
+from dcp_plugin.store.rows import DecisionRow, PrunedRow, Restore, SessionBatch, Stats, StoredSession
 from dcp_plugin.store.schema import (
     BUSY_TIMEOUT_MS,
     DB_NAME,
@@ -22,6 +22,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STATS_RESET_KEY",
     "DecisionRow",
+    "PrunedRow",
     "NotAStore",
     "Restore",
     "SessionBatch",

@@ -358,8 +358,8 @@ class Store:
                         "INSERT OR IGNORE INTO pruned (session_id, call_id, tool, strategy, tokens_saved, decided_at)"
                         " VALUES (?, ?, ?, ?, ?, ?)",
                         [
-                            (batch.session_id, d.call_id, d.tool, d.strategy, d.tokens_saved, when)
-                            for d in batch.decisions
+                            (batch.session_id, call_id, tool, strategy, tokens_saved, when)
+                            for call_id, tool, strategy, tokens_saved in batch.decisions
                         ],
                     )
                 if batch.manual:

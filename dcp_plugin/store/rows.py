@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dcp_plugin.cost.totals import CostTotals
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionRow:
-    """One pruned call as persisted: never its content."""
+class DecisionRow(NamedTuple):
+    """One pruned call as persisted: never its content.
+
+    The queue takes plain tuples of the same four values too (:data:`PrunedRow`): a first sight
+    queues a row for every decision of its history, and an exact tuple costs no constructor call
+    and leaves the cyclic collector's watch at its first pass (a named tuple stays watched).
+    """
 
     call_id: str
     tool: str
     strategy: str
     tokens_saved: int
+
+
+# (call_id, tool, strategy, tokens_saved): a DecisionRow or a plain tuple of its values.
+PrunedRow = tuple[str, str, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +44,7 @@ class SessionBatch(CostTotals):
     """
 
     session_id: str
-    decisions: list[DecisionRow] = field(default_factory=list)
+    decisions: list[PrunedRow] = field(default_factory=list)
     manual: dict[str, str] = field(default_factory=dict)
     snapshot: Mapping[str, Any] | None = None
     restores: list[Restore] = field(default_factory=list)
