@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dcp_plugin.model.messages import info_of, is_mapping
@@ -273,55 +273,100 @@ def advance(
 
     ``read``: the message's :func:`estimate_message_split`, model id and usage, when the caller has them already.
     """
-    if type(message) is not dict and not is_mapping(message):
-        return replace(state, count=state.count + 1)
-    if read is not None:
-        (model, incoming), model_id, usage = read
-        if usage is None:
+    known = (read,) if read is not None else ()
+    return advance_run(state, (message,), state.count + 1, calibrator, image_tokens, known, state.count, state.count)[1]
+
+
+def advance_run(
+    state: EstimatorState,
+    messages: Sequence[object],
+    end: int,
+    calibrator: Calibrator | None,
+    image_tokens: int = DEFAULT_IMAGE_TOKENS,
+    known: Sequence[ReadMessage] = (),
+    known_from: int = 0,
+    first: int = 0,
+) -> tuple[EstimatorState, EstimatorState]:
+    """The states before and after the last message from position ``state.count`` up to ``end`` (both ``state`` when none).
+
+    The message at position ``i`` is ``messages[i - first]``; ``known[i - known_from]``, when there,
+    is what the caller read of it already (:data:`ReadMessage`). Each message with usage teaches
+    ``calibrator``, as :func:`advance` one at a time would.
+    """
+    count = state.count
+    if end <= count:
+        return state, state
+    # The sums run in locals, and states are built for the last two positions only: a first sight
+    # reads every message of its history here, and a state per message was most of the cost.
+    anchor, anchor_model, anchor_index = state.anchor, state.anchor_model, state.anchor_index
+    tail_text, tail_json, tail_media = state.tail
+    history_text, history_json, history_media = state.history
+    model_text, model_json, model_media = state.history_reported_model
+    carried = state.history_reported_carried
+    before = state
+    last = end - 1
+    n_known = len(known)
+    for index in range(count, end):
+        if index == last:
+            tail, history = (tail_text, tail_json, tail_media), (history_text, history_json, history_media)
+            before = _state(anchor, anchor_model, anchor_index, tail, history, (model_text, model_json, model_media), carried, index)
+        message = messages[index - first]
+        if type(message) is not dict and not is_mapping(message):
+            continue  # a malformed entry: counted, nothing read
+        at = index - known_from
+        read = known[at] if 0 <= at < n_known else None
+        if read is not None:
+            (model, incoming), model_id, usage = read
+            if usage is None:
+                usage = reported_usage(message)
+        else:
+            model, incoming = estimate_message_split(message, image_tokens)
             usage = reported_usage(message)
-    else:
-        model, incoming = estimate_message_split(message, image_tokens)
-        usage = reported_usage(message)
-        model_id = _model_of(message) if usage is not None else None
-    index = state.count
-    # States built directly, positionally, and sums added here rather than with
-    # dataclasses.replace and ContentEstimate.plus: this runs for every message of a history.
-    if usage is None:
-        text, json_, media = model.text + incoming.text, model.json + incoming.json, model.media + incoming.media
-        tail, history = state.tail, state.history
-        return EstimatorState(
-            state.anchor,
-            state.anchor_model,
-            state.anchor_index,
-            ContentEstimate(tail.text + text, tail.json + json_, tail.media + media),
-            ContentEstimate(history.text + text, history.json + json_, history.media + media),
-            state.history_reported_model,
-            state.history_reported_carried,
-            index + 1,
+            model_id = _model_of(message) if usage is not None else None
+        if usage is None:
+            text = model.text + incoming.text
+            json_ = model.json + incoming.json
+            media = model.media + incoming.media
+            tail_text, tail_json, tail_media = tail_text + text, tail_json + json_, tail_media + media
+            history_text, history_json, history_media = history_text + text, history_json + json_, history_media + media
+            continue
+        if calibrator is not None:
+            key = message_key(message, index)
+            learned = calibrator.learned
+            if key not in learned:
+                learned.add(key)
+                calibration = calibrator.for_model(model_id)
+                if anchor is not None and anchor_model == model_id:
+                    new_tokens = usage.prompt - anchor.prompt - anchor.carried
+                    calibration.observe_step(new_tokens, ContentEstimate(tail_text, tail_json, tail_media))
+                if calibration.first_prompt is None:  # observe_first keeps only the first
+                    calibration.observe_first(usage.prompt, ContentEstimate(history_text, history_json, history_media), carried)
+        anchor, anchor_model, anchor_index = usage, model_id, index
+        tail_text, tail_json, tail_media = incoming
+        history_text, history_json, history_media = (
+            history_text + incoming.text,
+            history_json + incoming.json,
+            history_media + incoming.media,
         )
-    if calibrator is not None:
-        key = message_key(message, index)
-        learned = calibrator.learned
-        if key not in learned:
-            learned.add(key)
-            calibration = calibrator.for_model(model_id)
-            anchor = state.anchor
-            if anchor is not None and state.anchor_model == model_id:
-                calibration.observe_step(usage.prompt - anchor.prompt - anchor.carried, state.tail)
-            if calibration.first_prompt is None:  # observe_first keeps only the first
-                calibration.observe_first(usage.prompt, state.history, state.history_reported_carried)
-    history, reported_model = state.history, state.history_reported_model
+        model_text, model_json, model_media = model_text + model.text, model_json + model.json, model_media + model.media
+        carried += usage.output + usage.reasoning  # what the step carried
+    tail, history = (tail_text, tail_json, tail_media), (history_text, history_json, history_media)
+    return before, _state(anchor, anchor_model, anchor_index, tail, history, (model_text, model_json, model_media), carried, end)
+
+
+def _state(
+    anchor: ReportedUsage | None,
+    anchor_model: str | None,
+    anchor_index: int | None,
+    tail: tuple[int, int, int],
+    history: tuple[int, int, int],
+    model: tuple[int, int, int],
+    carried: int,
+    count: int,
+) -> EstimatorState:
+    """An :class:`EstimatorState` from :func:`advance_run`'s running sums (text, json, media each)."""
     return EstimatorState(
-        usage,  # the anchor
-        model_id,
-        index,
-        incoming,  # the tail
-        ContentEstimate(history.text + incoming.text, history.json + incoming.json, history.media + incoming.media),
-        ContentEstimate(
-            reported_model.text + model.text, reported_model.json + model.json, reported_model.media + model.media
-        ),
-        state.history_reported_carried + usage.output + usage.reasoning,  # what the step carried
-        index + 1,
+        anchor, anchor_model, anchor_index, ContentEstimate(*tail), ContentEstimate(*history), ContentEstimate(*model), carried, count
     )
 
 
@@ -369,7 +414,5 @@ def predict_prompt_tokens(
     to keep what was learned (or to start from an earlier fit).
     """
     calibrator = calibrator if calibrator is not None else Calibrator()
-    state = EstimatorState()
-    for message in messages:
-        state = advance(state, message, calibrator, image_tokens)
+    state = advance_run(EstimatorState(), messages, len(messages), calibrator, image_tokens)[1]
     return predict(state, calibrator, use_reports=use_reports)

@@ -13,7 +13,7 @@ from dcp_plugin.budget.calibration import (
     EstimatorState,
     Prediction,
     ReadMessage,
-    advance,
+    advance_run,
     predict,
 )
 from dcp_plugin.budget.context_now import PrunedBefore, SentPrunes, nothing_pruned, pruned_since_report
@@ -209,12 +209,8 @@ class BudgetTracker:
             # The same list, unchanged since the last read (one walk of the implied history): the
             # newest message read is as it was, and reading it again gives the same state.
             state, before_last = self._state, self._before_last
-        calibrator = self.calibrator
-        for index in range(state.count, end):
-            before_last = state
-            at = index - known_from
-            read = known[at] if 0 <= at < len(known) else None
-            state = advance(state, messages[index], calibrator, image_tokens, read)
+        if end > state.count:
+            before_last, state = advance_run(state, messages, end, self.calibrator, image_tokens, known, known_from)
         self._before_last = before_last
         self._state = state
         self._mark.advance(messages, end, same_list=not rescan)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from typing import Any
@@ -11,8 +12,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dcp_plugin.budget import Calibration, Calibrator, predict_prompt_tokens
-from dcp_plugin.budget.calibration import MAX_SCALE, MIN_SCALE, EstimatorState, _clamp, advance, predict
-from dcp_plugin.model.tokens import ContentEstimate
+from dcp_plugin.budget.calibration import (
+    MAX_SCALE,
+    MIN_SCALE,
+    EstimatorState,
+    _clamp,
+    advance,
+    advance_run,
+    message_key,
+    predict,
+)
+from dcp_plugin.model.tokens import ContentEstimate, estimate_message_split, reported_usage
 
 TEXT_CPT = 3.0  # the session's real characters per token for prose
 JSON_CPT = 2.5  # and for tool output
@@ -159,3 +169,83 @@ def test_the_fit_kept_between_observations_is_the_fit_solved_afresh(steps: list[
 def test_a_scale_is_clamped_to_its_range_and_an_unusable_one_is_one(value: float) -> None:
     expected = 1.0 if not math.isfinite(value) else min(MAX_SCALE, max(MIN_SCALE, value))
     assert _clamp(value) == expected
+
+
+def _naive_advance(state: EstimatorState, message: object, calibrator: Calibrator) -> EstimatorState:
+    """The estimator's rule for one message, written plainly (the reference :func:`advance_run` is held to)."""
+    if not isinstance(message, dict):
+        return dataclasses.replace(state, count=state.count + 1)
+    model, incoming = estimate_message_split(message)
+    usage = reported_usage(message)
+    if usage is None:
+        both = model.plus(incoming)
+        return dataclasses.replace(
+            state, tail=state.tail.plus(both), history=state.history.plus(both), count=state.count + 1
+        )
+    model_id = (message.get("info") or {}).get("modelID")
+    key = message_key(message, state.count)
+    if key not in calibrator.learned:
+        calibrator.learned.add(key)
+        calibration = calibrator.for_model(model_id)
+        if state.anchor is not None and state.anchor_model == model_id:
+            calibration.observe_step(usage.prompt - state.anchor.prompt - state.anchor.carried, state.tail)
+        if calibration.first_prompt is None:
+            calibration.observe_first(usage.prompt, state.history, state.history_reported_carried)
+    return EstimatorState(
+        usage,
+        model_id,
+        state.count,
+        incoming,
+        state.history.plus(incoming),
+        state.history_reported_model.plus(model),
+        state.history_reported_carried + usage.output + usage.reasoning,
+        state.count + 1,
+    )
+
+
+# Long enough, at times, for a step to be an observation (MIN_OBSERVATION_TOKENS); quotes and newlines escape.
+_TEXTS = st.builds(lambda n, chars: chars * n, st.integers(0, 3_000), st.sampled_from(["ab", '"', "x\n"]))
+_STEP = st.fixed_dictionaries(
+    {
+        "info": st.fixed_dictionaries(
+            {
+                "id": st.sampled_from(["a", "b", "c", "d"]),  # repeated ids: a step learned once
+                "role": st.just("assistant"),
+                "modelID": st.sampled_from(["m1", "m2"]),
+                "tokens": st.fixed_dictionaries(
+                    {"input": st.integers(0, 60_000), "output": st.integers(0, 900), "reasoning": st.integers(0, 90)}
+                ),
+            }
+        ),
+        "parts": st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXTS}), max_size=2),
+    }
+)
+_IMAGE = {"type": "file", "mime": "image/png", "url": "data:image/png;base64,AA"}  # counts as media
+_USER = st.builds(
+    lambda text, image: {"info": {"role": "user"}, "parts": [{"type": "text", "text": text}, *([_IMAGE] if image else [])]},
+    _TEXTS,
+    st.booleans(),
+)
+_OUTPUT = st.builds(
+    lambda out: {"info": {"role": "assistant"}, "parts": [{"type": "tool", "tool": "read", "state": {"status": "completed", "input": {}, "output": out}}]},
+    _TEXTS,
+)
+
+
+@given(st.lists(st.one_of(_STEP, _USER, _OUTPUT, st.none()), max_size=14), st.lists(st.integers(0, 14), max_size=4))
+def test_a_run_of_messages_is_the_rule_applied_to_each_in_turn(messages: list[Any], cuts: list[int]) -> None:
+    expected_calibrator = Calibrator()
+    expected = [EstimatorState()]
+    for message in messages:
+        expected.append(_naive_advance(expected[-1], message, expected_calibrator))
+    # The same messages read in runs cut anywhere: every run ends in the state the rule reaches
+    # there, and starts from the state before its last message.
+    calibrator = Calibrator()
+    state = EstimatorState()
+    for end in [*sorted(min(cut, len(messages)) for cut in cuts), len(messages)]:
+        before, after = advance_run(state, messages, end, calibrator)
+        assert after == expected[max(end, state.count)]
+        assert before == (expected[end - 1] if end > state.count else state)
+        state = after
+    assert calibrator.to_dict() == expected_calibrator.to_dict()
+    assert calibrator.learned == expected_calibrator.learned
