@@ -18,6 +18,7 @@ from dcp_plugin.model.tokens import (
     ReportedUsage,
     Split,
     estimate_message_split,
+    estimate_of,
     next_prompt_tokens,
     reported_usage,
 )
@@ -338,9 +339,9 @@ def advance_run(
                 calibration = calibrator.for_model(model_id)
                 if anchor is not None and anchor_model == model_id:
                     new_tokens = usage.prompt - anchor.prompt - anchor.carried
-                    calibration.observe_step(new_tokens, ContentEstimate(tail_text, tail_json, tail_media))
+                    calibration.observe_step(new_tokens, estimate_of((tail_text, tail_json, tail_media)))
                 if calibration.first_prompt is None:  # observe_first keeps only the first
-                    calibration.observe_first(usage.prompt, ContentEstimate(history_text, history_json, history_media), carried)
+                    calibration.observe_first(usage.prompt, estimate_of((history_text, history_json, history_media)), carried)
         anchor, anchor_model, anchor_index = usage, model_id, index
         tail_text, tail_json, tail_media = incoming
         history_text, history_json, history_media = (
@@ -366,7 +367,7 @@ def _state(
 ) -> EstimatorState:
     """An :class:`EstimatorState` from :func:`advance_run`'s running sums (text, json, media each)."""
     return EstimatorState(
-        anchor, anchor_model, anchor_index, ContentEstimate(*tail), ContentEstimate(*history), ContentEstimate(*model), carried, count
+        anchor, anchor_model, anchor_index, estimate_of(tail), estimate_of(history), estimate_of(model), carried, count
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple, cast
 
 from dcp_plugin.model.jsontext import CompactJson, compact_length
 from dcp_plugin.model.messages import is_mapping
@@ -60,6 +61,11 @@ class ContentEstimate(NamedTuple):
 
 
 ZERO = ContentEstimate()
+
+# ``estimate_of((text, json, media))`` is ``ContentEstimate(text, json, media)``, the same object,
+# built by tuple.__new__ directly: the named tuple's own __new__ is a Python function, a frame per
+# estimate, and a first sight builds two for every message of its history.
+estimate_of = cast(Callable[[tuple[int, int, int]], ContentEstimate], functools.partial(tuple.__new__, ContentEstimate))
 
 # One message's estimate as (model side, incoming): see :func:`estimate_message_split`.
 Split = tuple[ContentEstimate, ContentEstimate]
@@ -244,8 +250,8 @@ def estimate_message_split(
             if isinstance(value, str):
                 model_text += -(-len(value) // CHARS_PER_TOKEN_TEXT)
     if not (assistant if assistant is not None else _role(message) == "assistant"):
-        return ZERO, ContentEstimate(model_text + text, model_json + json_, model_media + media)
-    return ContentEstimate(model_text, model_json, model_media), ContentEstimate(text, json_, media)
+        return ZERO, estimate_of((model_text + text, model_json + json_, model_media + media))
+    return estimate_of((model_text, model_json, model_media)), estimate_of((text, json_, media))
 
 
 def estimate_part_tokens(part: Mapping[str, Any], image_tokens: int = DEFAULT_IMAGE_TOKENS) -> int:

@@ -14,10 +14,12 @@ from dcp_plugin.budget import compute_thresholds
 from dcp_plugin.model.tokens import (
     COMPACTED_OUTPUT_TEXT,
     ZERO,
+    ContentEstimate,
     estimate_content_tokens,
     estimate_json_tokens,
     estimate_message_split,
     estimate_message_tokens,
+    estimate_of,
     estimate_part_split,
     estimate_part_tokens,
     estimate_prompt_tokens,
@@ -273,3 +275,11 @@ def test_reported_usage_counts_only_positive_whole_numbers(tokens: dict[str, Any
     prompt = count(tokens.get("input")) + count(cache.get("read")) + count(cache.get("write"))
     expected = (prompt, count(tokens.get("output")), count(tokens.get("reasoning"))) if prompt > 0 else None
     assert reported_usage({"info": {"role": "assistant", "tokens": tokens}}) == expected
+
+
+@given(st.integers(), st.integers(), st.integers())
+def test_an_estimate_built_from_its_values_is_the_named_estimate(text: int, json_: int, media: int) -> None:
+    built = estimate_of((text, json_, media))
+    assert type(built) is ContentEstimate
+    assert built == ContentEstimate(text, json_, media)
+    assert (built.text, built.json, built.media, built.total) == (text, json_, media, text + json_ + media)
