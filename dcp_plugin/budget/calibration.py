@@ -298,7 +298,7 @@ def advance_run(
     if end <= count:
         return state, state
     # The sums run in locals, and states are built for the last two positions only: a first sight
-    # reads every message of its history here, and a state per message was most of the cost.
+    # reads every message of its history here, where a state per message cost three objects each.
     anchor, anchor_model, anchor_index = state.anchor, state.anchor_model, state.anchor_index
     tail_text, tail_json, tail_media = state.tail
     history_text, history_json, history_media = state.history
