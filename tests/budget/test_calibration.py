@@ -249,3 +249,22 @@ def test_a_run_of_messages_is_the_rule_applied_to_each_in_turn(messages: list[An
         state = after
     assert calibrator.to_dict() == expected_calibrator.to_dict()
     assert calibrator.learned == expected_calibrator.learned
+
+
+@given(st.lists(st.one_of(_STEP, _USER, _OUTPUT, st.none()), max_size=14), st.integers(0, 14), st.booleans())
+def test_a_run_given_the_walks_reads_is_the_run_that_reads_them_itself(
+    messages: list[Any], known_from: int, with_usage: bool
+) -> None:
+    # A walk hands in what it read of the messages from ``known_from`` on (usage left unread, None,
+    # or read already): the states and what is learned are those of reading every message here.
+    reads = [
+        (estimate_message_split(m), (m.get("info") or {}).get("modelID"), reported_usage(m) if with_usage else None)
+        for m in messages[known_from:]
+        if isinstance(m, dict)
+    ]
+    if len(reads) != len(messages[known_from:]):
+        return  # a malformed entry among them: the walk reads nothing of it (covered above)
+    by_reading, given = Calibrator(), Calibrator()
+    expected = advance_run(EstimatorState(), messages, len(messages), by_reading)
+    assert advance_run(EstimatorState(), messages, len(messages), given, known=reads, known_from=known_from) == expected
+    assert given.to_dict() == by_reading.to_dict()
