@@ -6,8 +6,14 @@ objects that all live on: the collector would scan them again and again (at 20,0
 early (reference counting frees what the walk drops). Pausing is safe for other threads: they see
 the collector paused only while some pause lasts, pauses of concurrent sessions nest (the
 collector comes back when the last one ends), and it comes back only if it was on when the first
-began (a host that turned it off keeps it off). Nothing is collected on purpose at the end: the
-next allocation after the pause lets the collector run as usual.
+began (a host that turned it off keeps it off).
+
+When the last pause ends, the young generations are collected once, so that what the work left
+alive goes straight to the oldest generation. Left to itself, the collector would scan those
+objects twice: at the next allocation (the youngest generation holds all of them) and again ten
+young collections later (the middle one), each time finding nothing to free. On a first sight of
+20,000 messages that second scan is about 2 to 3 % of the walk. A host that turned the collector
+off, or set its first threshold to 0, gets no collection.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ class _Pauses:
             with self._lock:
                 self._depth -= 1
                 if self._depth == 0 and self._resume:
+                    # Before the collector is back: an allocation in between would start the first of
+                    # the two scans. Under the lock costs nothing: a collection holds the GIL throughout.
+                    if gc.get_threshold()[0] > 0:
+                        gc.collect(1)
                     gc.enable()
 
 

@@ -78,6 +78,55 @@ def test_a_pause_ends_when_the_work_raises() -> None:
     assert gc.isenabled()
 
 
+class _Node:
+    """An object the collector tracks."""
+
+
+def _in_oldest_generation(objects: list[object]) -> bool:
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    return all(id(o) in oldest for o in objects)
+
+
+def test_what_a_pause_built_is_in_the_oldest_generation_when_it_ends() -> None:
+    gc.collect()  # no middle-generation collection due soon, which would move them there anyway
+    with gc_paused():
+        built = [_Node() for _ in range(5_000)]
+    assert _in_oldest_generation(built)
+
+
+def _collections_at_the_end_of_a_pause() -> list[int]:
+    collected: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    with gc_paused():
+        built = [_Node() for _ in range(5_000)]
+        gc.callbacks.append(seen)
+    gc.callbacks.remove(seen)
+    del built
+    return collected
+
+
+def test_a_pause_ends_without_a_collection_when_the_host_turned_the_collector_off() -> None:
+    gc.disable()
+    assert _collections_at_the_end_of_a_pause() == []
+
+
+def test_a_pause_ends_without_a_collection_when_the_host_set_no_automatic_collections() -> None:
+    thresholds = gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        assert _collections_at_the_end_of_a_pause() == []
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def test_a_pause_ends_with_one_collection_of_the_young_generations() -> None:
+    assert _collections_at_the_end_of_a_pause() == [1]
+
+
 def _collector_during_walk(monkeypatch: pytest.MonkeyPatch, messages: list[Any], state: SessionState) -> list[bool]:
     seen: list[bool] = []
     walk = SessionState._walk
@@ -110,6 +159,15 @@ def test_a_walk_decides_the_same_with_and_without_the_pause(monkeypatch: pytest.
         (d.call_id, d.field, d.value, d.applied_at) for d in unpaused.decisions
     ]
     assert paused.decisions
+
+
+def test_a_long_walk_leaves_its_records_in_the_oldest_generation() -> None:
+    messages = generate_session(PAUSE_GC_FROM + 200, seed=9)["messages"]
+    state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
+    gc.collect()
+    state.update(messages)
+    assert state.ledger.records
+    assert _in_oldest_generation([*state.ledger.records, *state.decisions])
 
 
 def test_a_long_walk_lets_go_of_its_reads_before_the_collector_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
