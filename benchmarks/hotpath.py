@@ -216,9 +216,6 @@ def memory(session: BenchSession, config: DcpConfig) -> dict[str, Any]:
         before = tracemalloc.get_traced_memory()[0]
         state = SessionState("bench-memory", config, session.directory)
         state.update(messages)
-        # A host hands each request's cost record to persistence at once (Runtime.finish); only a
-        # state synced without requests, as here, would keep them all.
-        state.scheduler.take_costs()
         patches = plan(messages, state.applied)
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before

@@ -72,7 +72,7 @@ def list_cost(messages: int, seeds: int) -> list[dict[str, Any]]:
         for seed in range(1, seeds + 1):
             history = generate_session(messages, seed=seed)["messages"]
             config = DcpConfig.model_validate({"tools": {"nudgeFrequency": frequency}})  # the cache scheduler on
-            state = SessionState("bench", config, DEFAULT_DIRECTORY, tools_offered=True)
+            state = SessionState("bench", config, DEFAULT_DIRECTORY, tools_offered=True, log_costs=True)
             state.update(history)
             points = state.scheduler.take_costs()
             prompts += sum(p.tokens_with for p in points)

@@ -102,8 +102,7 @@ def _request_cost(state: SessionState, count: int) -> PointCost | None:
     """The cost of the request holding the first ``count`` messages, when the latest update scheduled it.
 
     Only the request being sent now is counted: earlier requests of the implied history were
-    counted when they were made (or went out without the plugin). The others' costs are let go
-    here, before what follows allocates: a first sight schedules thousands.
+    counted when they were made (or went out without the plugin).
     """
-    costs = state.take_costs()
-    return costs[-1] if costs and costs[-1].count == count else None
+    cost = state.take_latest_cost()
+    return cost if cost is not None and cost.count == count else None

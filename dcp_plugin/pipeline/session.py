@@ -134,6 +134,7 @@ class SessionState:
         pinned: Iterable[str] = (),
         pruned_live: bool = False,
         what_if: bool = False,
+        log_costs: bool = False,
     ) -> None:
         self.session_id = session_id
         # Whether the plugin has pruned a request of this session as it was sent (here or in an
@@ -141,6 +142,7 @@ class SessionState:
         # were taken on requests sent whole, and the context now takes every placeholder off them.
         self.pruned_live = pruned_live
         self.what_if = what_if  # requests sent go to no provider: they never make the history's counts
+        self.log_costs = log_costs  # keep every request's cost (take_costs), not only the latest one's
         self.tools_offered = tools_offered  # the host offers the model the discard/extract/restore tools
         self.directory = directory
         self.root = root  # the project root relative protected patterns are anchored to (default: directory)
@@ -171,7 +173,7 @@ class SessionState:
         config = self.config
         self.epoch = next(_EPOCHS)
         self.ledger = Ledger()
-        self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft)
+        self.scheduler = Scheduler(config.cache.scheduler, config.cache.overdraft, log_costs=self.log_costs)
         self.strategies = build_strategies(config)
         self.timed = [(name, strategy) for name, strategy in self.strategies if acts_with_time(strategy)]
         # What _request_model resolved last: (the newest message's model, the host's) and the budget ladder
@@ -717,8 +719,12 @@ class SessionState:
         return self.scheduler.describe()
 
     def take_costs(self) -> list[PointCost]:
-        """The costs of the requests scheduled since the last call."""
+        """The costs of the requests scheduled since the last call; none unless built with ``log_costs``."""
         return self.scheduler.take_costs()
+
+    def take_latest_cost(self) -> PointCost | None:
+        """The cost of the latest request scheduled since the last call, once."""
+        return self.scheduler.take_latest_cost()
 
     def take_new_restores(self) -> list[Verdict]:
         """The model's restores judged since the last call (statistics)."""

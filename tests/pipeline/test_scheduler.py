@@ -36,7 +36,7 @@ def decision_at(message: int, tokens: int) -> Decision:
 
 
 def scheduler_with(messages: int, tokens: int = 1_000) -> Scheduler:
-    scheduler = Scheduler()
+    scheduler = Scheduler(log_costs=True)
     for _ in range(messages):
         scheduler.add_message(tokens)
     return scheduler
@@ -51,6 +51,19 @@ def test_the_first_request_is_cold_and_written_in_full() -> None:
     s.at(point(10, 0), 1)
     [cost] = s.take_costs()
     assert (cost.cold, cost.cost_without, cost.cost_with) == (True, 12_500, 12_500)
+
+
+def test_a_scheduler_not_asked_to_log_keeps_only_the_latest_request_cost_and_hands_it_once() -> None:
+    logged, quiet = scheduler_with(10), Scheduler()
+    for _ in range(10):
+        quiet.add_message(1_000)
+    for s in (logged, quiet):
+        s.at(point(10, 0), 1)
+        s.add_message(1_000)
+        s.at(point(11, 10), 2)
+    assert quiet.take_costs() == []
+    assert quiet.take_latest_cost() == logged.take_costs()[-1]
+    assert quiet.take_latest_cost() is None
 
 
 def test_a_warm_request_reads_the_previous_request_from_the_cache() -> None:

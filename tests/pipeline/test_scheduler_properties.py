@@ -143,4 +143,5 @@ def _scheduled(scheduler: Scheduler, requests: Requests) -> list[object]:
 def test_a_batch_chosen_asking_the_auto_tier_only_when_no_paying_batch_is_affordable_is_the_plain_rules(
     requests: Requests, overdraft: float
 ) -> None:
-    assert _scheduled(Scheduler(overdraft=overdraft), requests) == _scheduled(_PlainRule(overdraft=overdraft), requests)
+    plain = _PlainRule(overdraft=overdraft, log_costs=True)
+    assert _scheduled(Scheduler(overdraft=overdraft, log_costs=True), requests) == _scheduled(plain, requests)

@@ -70,7 +70,7 @@ def _session(
     read between requests. ``tools``: the host offers the model's pruning tools (prunable lists are written).
     """
     messages = generate_session(max(cuts), seed=seed)["messages"]
-    state = SessionState("figure", CONFIG, DEFAULT_DIRECTORY, tools_offered=tools)
+    state = SessionState("figure", CONFIG, DEFAULT_DIRECTORY, tools_offered=tools, log_costs=True)
     model = ModelRef(None, None, limit)  # the limit carries over to the model the messages name
     held: list[Any] = []
     outcomes: list[object] = []

@@ -247,7 +247,7 @@ def test_a_warm_autonomous_run_past_the_trigger_writes_its_batch_although_its_re
     # would never pay within the overdraft. Counted as written, they kept the context at a fifth of
     # what was sent, so masking never started and nothing was written while 144,000 tokens went out.
     messages = autonomous_rereads()
-    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT, log_costs=True)
     state.update(messages)
     costs = state.scheduler.take_costs()
     trigger = state.config.strategies.mask_old_outputs.trigger
@@ -261,7 +261,7 @@ def test_a_batch_not_written_yet_takes_in_what_grows_old_until_its_rewrite_is_af
     # outputs processed again) costs more than the overdraft allows. A batch that stayed as it was
     # would only get dearer with every newer output behind it; topped up instead, it gets written.
     messages = autonomous_rereads(rounds=1, files=45)
-    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT)
+    state = SessionState(SESSION, make_config(cache={"scheduler": True}, strategies=ONE_CYCLE), PROJECT, log_costs=True)
     state.update(messages)
     costs = state.scheduler.take_costs()
     trigger = state.config.strategies.mask_old_outputs.trigger
