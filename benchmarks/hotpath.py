@@ -45,10 +45,20 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
     rest, in pairs too, get a freshly built copy of the history, as a host that re-reads its
     storage does. Of each pair the first host says nothing, the second vouches for the messages
     of its previous request (``unchangedBefore``), so that a change of load hits both alike.
+
+    Each cold request is timed right after ``json.dumps`` of its list, with no session held: the
+    yardstick "before any request" (:func:`yardstick_ratios`), taken next to each sample so that
+    a change of load between them hits both alike. The session the previous sample dropped is
+    collected first, untimed: its garbage is the benchmark's doing (a host sees a session for the
+    first time once), and holding it made the same ``json.dumps`` take up to a third longer.
     """
     cold: list[float] = []
+    quiet: list[float] = []
+    cold_list = host.working[: session.base]
     for _ in range(repeat):
         host.forget()
+        gc.collect()
+        quiet.append(_dumps_ms(cold_list))
         cold.append(host.request(session.base))
     count = session.base
     samples: dict[str, list[float]] = {"reused": [], "reused_vouched": [], "fresh": [], "fresh_vouched": []}
@@ -60,6 +70,7 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
             count += 2
     return {
         "cold_ms": summary(cold),
+        "json_dumps_quiet_cold_list_ms": summary(quiet),
         "warm_ms": summary(samples["reused"]),
         "warm_vouched_ms": summary(samples["reused_vouched"]),
         "warm_fresh_copy_ms": summary(samples["fresh"]),
@@ -168,17 +179,6 @@ def unpruned_dumps_timings(host: BenchHost, session: BenchSession, repeat: int) 
     return {"json_dumps_cold_list_ms": summary(cold), "json_dumps_unpruned_ms": summary(last)}
 
 
-def quiet_dumps_timings(session: BenchSession, repeat: int) -> dict[str, Any]:
-    """json.dumps of the cold request's list before the plugin saw it, in this process.
-
-    The same list took 1.3 to 1.8 times as long to serialize after the walks as before them (20,000
-    busy messages, a 2-core VM): a second yardstick, so that a ratio never looks better for the
-    plugin having made the host slower.
-    """
-    cold_list = session.messages[: session.base]
-    return {"json_dumps_quiet_cold_list_ms": summary([_dumps_ms(cold_list) for _ in range(repeat)])}
-
-
 def _dumps_ms(outgoing: list[Any]) -> float:
     start = time.perf_counter()
     json.dumps(outgoing)
@@ -281,8 +281,6 @@ def measure(session: BenchSession, repeat: int, warm: int, progress: Progress | 
         "messages_appended": session.extra,
         "tool_calls": session.tool_calls,
     }
-    say(f"{session.name}: json.dumps before any request")
-    row.update(quiet_dumps_timings(session, repeat))
     host = BenchHost(session.messages, session.directory, config, f"bench-{session.name}")
     try:
         say(f"{session.name}: cold and warm requests through the hook")

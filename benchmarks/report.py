@@ -56,7 +56,7 @@ def yardstick_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the table of requests as ratios to json.dumps of the same list before pruning."""
     header = [
         "session", "json.dumps ms (cold list)", "cold / dumps", "restart ms", "restart / dumps",
-        "json.dumps ms (cold list, before any request)", "cold / that", "restart / that",
+        "json.dumps ms (cold list, no session held)", "cold / that", "restart / that",
         "json.dumps ms (last list)", "warm / dumps", "warm (fresh copy) / dumps",
     ]
     rows = [

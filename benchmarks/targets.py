@@ -9,7 +9,7 @@ WARM_MS_AT_20000 = 30.0
 WARM_PERCENT_OF_DUMPS_AT_20000 = 5.0
 MB_PER_1000_CALLS = 1.0
 # The issue's cold target, 1.5 s for the busy 20,000-message session, as a ratio to json.dumps of
-# that list before pruning (about 1 s on an idle machine of this kind), so that load cancels out.
+# that list before pruning (about 1 s on the machine the issue was measured on), so that load cancels out.
 COLD_PER_DUMPS_AT_20000 = 1.5
 # Sync + strategies may vary with what the new message holds, not with the history's length:
 # counted in Python function calls, which unlike microseconds do not depend on cache state.
@@ -34,12 +34,12 @@ _BUSY_RATIOS = (
         COLD_PER_DUMPS_AT_20000,
     ),
     (
-        "busy session, cold request / json.dumps of that list before any request at 20,000",
+        "busy session, cold request / json.dumps of that list, no session held, timed next to it, at 20,000",
         "cold_per_quiet_json_dumps",
         COLD_PER_DUMPS_AT_20000,
     ),
     (
-        "busy session, restart (checkpoint) / json.dumps of that list before any request at 20,000",
+        "busy session, restart (checkpoint) / json.dumps of that list, no session held, at 20,000",
         "restart_per_quiet_json_dumps",
         COLD_PER_DUMPS_AT_20000,
     ),
@@ -63,16 +63,18 @@ def _both_in_one_run(busy: dict[str, Any] | None, vouched: bool) -> dict[str, An
     """The warm and the first-sight targets of the busy 20,000-message session, met together in one run.
 
     Warm: % of json.dumps of the request sent (``vouched``: the host vouching for the messages
-    of its previous request); first sight: cold / json.dumps of the same list before pruning.
-    Both come from the same run, so one cannot be bought with load the other missed.
+    of its previous request); first sight: cold / json.dumps of the same list with no session
+    held, timed next to each cold request (the same json.dumps timed while the benchmark holds its
+    session took 1.2-1.5 times as long, a yardstick that flattered the plugin). Both come from the
+    same run, so one cannot be bought with load the other missed.
     """
     host = "host vouching for its previous request" if vouched else "host saying nothing"
-    name = f"busy session, warm <= 5 % of json.dumps ({host}) and first sight <= 1.5 x json.dumps, same run, at 20,000"
+    name = f"busy session, warm <= 5 % of json.dumps ({host}) and first sight <= 1.5 x json.dumps (no session held), same run, at 20,000"
     limit = f"<= {WARM_PERCENT_OF_DUMPS_AT_20000:g} % and <= {COLD_PER_DUMPS_AT_20000:g}"
     if busy is None:
         return _target(name, limit, None, None)
     key = "warm_vouched_percent_of_json_dumps" if vouched else "warm_percent_of_json_dumps"
-    warm, cold = busy[key]["median"], busy["cold_per_json_dumps"]
+    warm, cold = busy[key]["median"], busy["cold_per_quiet_json_dumps"]
     met = warm <= WARM_PERCENT_OF_DUMPS_AT_20000 and cold <= COLD_PER_DUMPS_AT_20000
     return {**_target(name, limit, warm, met), "note": f"warm {warm:g} %, first sight {cold:g} x json.dumps"}
 
