@@ -28,7 +28,8 @@ class _Pauses:
     """How many pauses are running, and whether the collector was on when the first began."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: the closing collection runs finalizers on this thread, and one may pause again.
+        self._lock = threading.RLock()
         self._depth = 0
         self._resume = False
 

@@ -123,6 +123,35 @@ def test_a_pause_ends_without_a_collection_when_the_host_set_no_automatic_collec
         gc.set_threshold(*thresholds)
 
 
+class _PausesWhenFreed:
+    """Garbage in a cycle whose finalizer pauses the collector: it runs in the closing collection."""
+
+    def __init__(self) -> None:
+        self.cycle = self
+        self.freed = threading.Event()
+
+    def __del__(self) -> None:
+        with gc_paused():
+            self.freed.set()
+
+
+def test_a_finalizer_that_pauses_during_the_closing_collection_does_not_hang_the_thread() -> None:
+    freed: list[threading.Event] = []
+
+    def walk() -> None:
+        with gc_paused():
+            garbage = _PausesWhenFreed()
+            freed.append(garbage.freed)
+            del garbage
+
+    thread = threading.Thread(target=walk, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert freed[0].is_set()
+    assert gc.isenabled()
+
+
 def test_a_pause_ends_with_one_collection_of_the_young_generations() -> None:
     assert _collections_at_the_end_of_a_pause() == [1]
 
