@@ -47,10 +47,10 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
     of its previous request (``unchangedBefore``), so that a change of load hits both alike.
 
     Each cold request is timed right after ``json.dumps`` of its list, with no session held: the
-    yardstick "before any request" (:func:`yardstick_ratios`), taken next to each sample so that
-    a change of load between them hits both alike. The session the previous sample dropped is
-    collected first, untimed: its garbage is the benchmark's doing (a host sees a session for the
-    first time once), and holding it made the same ``json.dumps`` take up to a third longer.
+    yardstick the first-sight targets are judged by (:func:`yardstick_ratios`), taken next to each
+    sample so that a change of load between them hits both alike. The session the previous sample
+    dropped is collected first, untimed: its garbage is the benchmark's doing (a host sees a session
+    for the first time once), and while it stayed in memory the same ``json.dumps`` took 1.2-1.5 times as long.
     """
     cold: list[float] = []
     quiet: list[float] = []
