@@ -37,6 +37,8 @@ import bisect
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple, cast
 
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
@@ -66,13 +68,10 @@ class Point:
     auto_tier: Callable[[], bool]
 
 
-# Not frozen: built for every request of a first sight, where a frozen dataclass pays an
-# object.__setattr__ per field; nothing changes one once built.
-@dataclass(slots=True)
-class PointCost:
+class PointCost(NamedTuple):
     """What one request cost, in base-input-token units, with the plugin and without it."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # the messages the request held; shadows tuple.count, never called on it
     time_ms: int
     cold: bool
     tokens_without: int  # prompt tokens without the plugin (messages + fixed overhead)
@@ -89,8 +88,11 @@ class PointCost:
         return self.cost_without - self.cost_with
 
 
-# PointCost's fields in order: a plain tuple is what one request of a first sight builds.
-_CostFields = tuple[int, int, bool, int, int, float, float, int, int, str]
+# ``_point_cost((count, ...))`` is ``PointCost(count, ...)`` without the named tuple's Python-level
+# constructor: one is built at every request of a first sight (see tokens.estimate_of).
+_point_cost = cast(
+    Callable[[tuple[int, int, bool, int, int, float, float, int, int, str]], PointCost], partial(tuple.__new__, PointCost)
+)
 
 
 @dataclass(slots=True)
@@ -156,11 +158,11 @@ class Scheduler:
         self._pending_at: list[int] = []  # sorted message indexes with pending decisions
         self._dirty_from: int | None = None  # earliest message changed outside a request (a sweep)
         self._previous: _Previous | None = None
-        # The latest request's cost, as its fields: the host counts only the request it sends. Every
+        # The latest request's cost: the host counts only the request it sends. Every
         # request's cost is kept only when asked (``log_costs``: a chart, a test): a first sight of
         # 20,000 messages schedules 17,000 requests, whose rows would be built, and scanned by the
         # collector, only to be dropped.
-        self._latest: _CostFields | None = None
+        self._latest: PointCost | None = None
         self._log: list[PointCost] | None = [] if log_costs else None
         # The prices of the latest request and what ``at`` reads of them, worked out once per Pricing.
         self._pricing: Pricing | None = None
@@ -228,7 +230,7 @@ class Scheduler:
     def take_latest_cost(self) -> PointCost | None:
         """The cost of the latest request scheduled since the last call, once."""
         latest, self._latest = self._latest, None
-        return PointCost(*latest) if latest is not None else None
+        return latest
 
     # -- one request ------------------------------------------------------------------------
     def at(self, point: Point, number: int) -> list[Decision]:
@@ -370,11 +372,11 @@ class Scheduler:
                 rewritten = sent.prefix(before) - cached
             cost_with = request_cost(prompt_with, overhead + cached, pricing)
             cost_without = request_cost(prompt_without, overhead + previous.sent_without, pricing)
-        latest = self._latest = (
-            point.count, point.time_ms, cold, prompt_without, prompt_with, cost_without, cost_with, rewritten, len(applied), rule
+        latest = self._latest = _point_cost(
+            (point.count, point.time_ms, cold, prompt_without, prompt_with, cost_without, cost_with, rewritten, len(applied), rule)
         )
         if self._log is not None:
-            self._log.append(PointCost(*latest))
+            self._log.append(latest)
         totals = self.totals
         totals.requests += 1
         totals.cost_without += cost_without
