@@ -6,76 +6,75 @@ recorded call's tool state is (:func:`locate`) and which message holds a call
 the host already cleared an output (:func:`output_is_cleared`). The model a message names is
 in :mod:`.refs`, whether a list continues the one seen before in :mod:`.history` and :mod:`.continuity`.
 
-The TypedDicts are the shape OpenCode documents, and every function of the pipeline that takes
-messages, parts or tool states takes these types, so mypy checks the keys read and the types of
-what is read. They are not enforced at runtime: the hot path reads the host's own dicts in
-place (no validation per message), so a host may send anything. The accessors here take
-``object`` and return an empty view of malformed input, and every reader of a value a host
-could get wrong (an output that is not a string, an id that is ``null``) checks it with
-``isinstance`` where it reads it (tests feed malformed messages through the runtime).
+The TypedDicts are the shape OpenCode documents: every function of the pipeline that takes
+messages, parts or tool states takes these types, so mypy checks the keys read. Their values are
+``object`` (the type OpenCode documents is in a comment): the hot path reads the host's own
+dicts in place, with no validation per message, so a host may send anything, and mypy makes
+every reader check a value's type before it uses it (an output that is not a string, an id that
+is ``null``). The accessors here take ``object`` and return an empty view of malformed input
+(tests feed malformed messages through the runtime).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, TypedDict, TypeGuard
+from typing import Any, Protocol, TypedDict, TypeGuard, cast
 
-ToolStatus = Literal["pending", "running", "completed", "error"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
 
 
 class ToolState(TypedDict, total=False):
     """A tool part's state: what the call was given, and its result once finished."""
 
-    status: ToolStatus
-    input: dict[str, Any]
-    output: str
-    error: str
-    title: str
-    metadata: dict[str, Any]
-    time: dict[str, int]
+    status: object  # "pending" | "running" | "completed" | "error"
+    input: object  # dict[str, Any]: the call's arguments
+    output: object  # str, once completed
+    error: object  # str, once failed
+    title: object  # str
+    metadata: object  # dict[str, Any]
+    time: object  # dict[str, int]: start, end, compacted (ms)
 
 
 class Part(TypedDict, total=False):
     """One part of a message: text, a tool call with its state, a file, reasoning..."""
 
-    id: str
-    sessionID: str
-    messageID: str
-    type: str
-    text: str
-    tool: str
-    callID: str
-    state: ToolState
+    id: object  # str
+    sessionID: object  # str
+    messageID: object  # str
+    type: object  # str: "text", "tool", "reasoning", "file", ...
+    text: object  # str
+    tool: object  # str
+    callID: object  # str
+    state: object  # ToolState
 
 
 class ModelInfo(TypedDict, total=False):
     """The model a user message chose for its turn."""
 
-    providerID: str
-    modelID: str
+    providerID: object  # str
+    modelID: object  # str
 
 
 class Info(TypedDict, total=False):
     """A message's info: its id, role, time, and the model and usage of an assistant step."""
 
-    id: str
-    sessionID: str
-    role: Literal["user", "assistant"]
-    tokens: dict[str, Any]
-    modelID: str
-    providerID: str
-    model: ModelInfo
-    time: dict[str, int]
-    summary: Any
+    id: object  # str
+    sessionID: object  # str
+    role: object  # "user" | "assistant"
+    tokens: object  # dict[str, Any]: input, output, reasoning, cache {read, write}
+    modelID: object  # str
+    providerID: object  # str
+    model: object  # ModelInfo
+    time: object  # dict[str, int]: created, completed (ms)
+    summary: object  # bool
 
 
 class Message(TypedDict):
     """One message as the host sends it: ``{info, parts}``."""
 
-    info: Info
-    parts: list[Part]
+    info: object  # Info
+    parts: object  # list[Part]
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
@@ -97,10 +96,10 @@ def info_of(message: object) -> Info:
     return {}
 
 
-def parts_of(message: object) -> list[Part]:
+def parts_of(message: object) -> list[object]:
     """The message's parts list, or an empty one for malformed input (its items may still be anything)."""
     if isinstance(message, dict):
-        parts: list[Part] | None = message.get("parts")
+        parts: object = message.get("parts")
         if isinstance(parts, list):
             return parts
     return []
@@ -158,7 +157,7 @@ def is_assistant(message: object) -> bool:
     return info_of(message).get("role") == "assistant"
 
 
-def output_is_cleared(state: ToolState) -> bool:
+def output_is_cleared(state: Mapping[str, object]) -> bool:
     """Whether the host already sends a cleared text instead of this output (OpenCode's compaction)."""
     when = state.get("time")
     return isinstance(when, dict) and bool(when.get("compacted"))
@@ -169,7 +168,7 @@ def text_id(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def call_id_of(part: Part, message: object, message_index: int, part_index: int) -> str:
+def call_id_of(part: Mapping[str, object], message: object, message_index: int, part_index: int) -> str:
     """The identity of a tool call: its ``callID``, else the part's ``id``, else its position.
 
     Only a non-empty string counts as an id: OpenCode always sends one, but a host (or a
@@ -212,7 +211,7 @@ def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolS
     try:
         message = messages[offset + index]
         # parts_of inlined: asked for every decision a walk makes or applies.
-        parts: list[Part] | None = message.get("parts") if isinstance(message, dict) else None
+        parts: object = message.get("parts") if isinstance(message, dict) else None
         part = (parts if isinstance(parts, list) else [])[part_index]
     except (IndexError, TypeError):
         return None
@@ -225,7 +224,7 @@ def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolS
     if call_id != record.call_id:
         return None
     state = part.get("state")
-    return state if isinstance(state, dict) else None
+    return cast(ToolState, state) if isinstance(state, dict) else None
 
 
 def call_message(messages: Sequence[object], call_id: str) -> int | None:

@@ -8,11 +8,11 @@ is skipped, and the field goes out as the host sent it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dcp_plugin.model.continuity import Continuity
-from dcp_plugin.model.messages import Message, ToolState, locate, output_is_cleared
+from dcp_plugin.model.messages import Message, locate, output_is_cleared
 from dcp_plugin.model.tokens import json_chars
 from dcp_plugin.pipeline.decisions import Decision, apply_cuts
 from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
@@ -21,7 +21,7 @@ from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
 _MAX_DEPTH = 200
 
 
-def still_fits(decision: Decision, state: ToolState) -> bool:
+def still_fits(decision: Decision, state: Mapping[str, object]) -> bool:
     """Whether ``decision.value`` is what the decision's edit makes of the field as the host sends it now."""
     field = decision.field
     current = state.get(field)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from dcp_plugin.model.continuity import Continuity, judge
 from dcp_plugin.model.history import HistoryMark
@@ -197,7 +198,7 @@ class Ledger:
                 self.by_ident[ident] = record
                 if status in FINAL_STATUSES:
                     result.finished.append(record)
-                    result.states.append(state)
+                    result.states.append(cast(ToolState, state))
                 else:
                     self.unfinished.append(record)
 

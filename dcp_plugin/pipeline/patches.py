@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import operator
 from collections.abc import Iterator, Sequence
-from typing import cast, overload
+from typing import Any, cast, overload
 
 from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.pipeline.applied import FIT, MISSED, UNCHECKED, Applied, Rows, Writes
@@ -109,7 +109,9 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches
     :class:`Desync` or accepts the part by its other identity, as always. ``record``: keep what
     each row's check found (``Rows.fits``), for a next request whose host vouches for it.
     """
-    states: list[ToolState | None] = []
+    # The host's dicts, read as it sent them: each value is checked here before it is used.
+    host: Sequence[Any] = messages
+    states: list[Any] = []  # the rows' state dicts (None where a check failed)
     keep = states.append
     prefix = PLACEHOLDER_PREFIX
     missed = False
@@ -118,7 +120,7 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches
         for decision, message_index, part_index, call_id, length in zip(
             rows.decisions, rows.messages, rows.parts, rows.calls, rows.lengths, strict=True
         ):
-            part = messages[message_index]["parts"][part_index]
+            part = host[message_index]["parts"][part_index]
             state = part["state"]
             if type(state) is not dict or type(part) is not dict or part["callID"] != call_id:
                 return None
@@ -146,7 +148,7 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches
     if record:
         rows.fits[:] = bytes((FIT,)) * len(states)
     if not missed:
-        return _whole(rows, states)  # type: ignore[arg-type]  # no None left
+        return _whole(rows, states)  # no None left
     if record:
         for index, found in enumerate(states):
             if found is None:

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.meter import ContextMeter
@@ -567,7 +568,7 @@ class SessionState:
                 before = messages[:count]
             verdict = self.judge_call(before, str(part["tool"]), state.get("input"), call_id)
             tools.pending[call_id] = verdict
-            judged.append((verdict, state))
+            judged.append((verdict, cast(ToolState, state)))
         # Judged all before any prunes: the calls of one message are judged independently.
         for verdict, state in judged:
             if state.get("status") in FINAL_STATUSES:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from dcp_plugin.model.messages import info_of, parts_of
 from dcp_plugin.model.tokens import message_prompt_tokens
@@ -226,7 +226,7 @@ def reread_message(
     new_info.update({"id": message_id, "role": "assistant", "time": {"created": time_ms, "completed": time_ms}})
     parts: list[dict[str, Any]] = []
     for k, (m, p, _) in enumerate(calls):
-        recorded = parts_of(messages[m])[p]
+        recorded = cast(Mapping[str, Any], parts_of(messages[m])[p])  # a tool part: an anchor's source
         state = dict(recorded["state"])
         state["time"] = {"start": time_ms, "end": time_ms}
         parts.append({

@@ -28,7 +28,10 @@ def classify(messages: Sequence[Any]) -> list[Typed]:
         info = info_of(message)
         plain = Kind.COMPACTION_SUMMARY if info.get("summary") else _ROLE_TEXT.get(str(info.get("role")), Kind.UNKNOWN)
         for position, part in enumerate(parts_of(message)):
-            kind = part.get("type") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                out.append(Typed((index, position, 0), Kind.UNKNOWN))
+                continue
+            kind = part.get("type")
             if kind == "text":
                 out.append(Typed((index, position, 0), text_kind(part.get("text"), plain)))
             elif kind == "reasoning":

@@ -30,8 +30,8 @@ class FinishedCall:
     directory: str  # the project directory (relative paths and labels)
     pinned: bool  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
     # The state's input and output, read once: every strategy asks for them, for every call of a history.
-    input: dict[str, Any] | None
-    output: str | None
+    input: object  # as the host sent them: anything
+    output: object
 
     @property
     def tool(self) -> str:
