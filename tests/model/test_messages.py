@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_type_hints
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcp_plugin.model.messages import call_id_of, message_id, message_time
+from dcp_plugin.model.messages import Info, Message, ModelInfo, Part, ToolState, call_id_of, message_id, message_time
 
 _VALUES = st.one_of(
     st.none(),
@@ -60,3 +61,11 @@ def test_a_call_is_named_by_its_first_non_empty_text_id(call: Any, part_id: Any,
     expected = texts[0] if texts else f"{mid or 7}#2"
     assert call_id_of(part, message, 7, 2) == expected  # type: ignore[arg-type]
     assert message_id(message) == (mid or None)
+
+
+@pytest.mark.parametrize("shape", [Message, Info, ModelInfo, Part, ToolState], ids=lambda t: t.__name__)
+def test_every_value_of_the_hosts_message_shape_is_typed_object(shape: type) -> None:
+    # A host may send anything as any value: a narrower type would let a reader skip its check.
+    hints = get_type_hints(shape)
+    assert hints
+    assert {key for key, hint in hints.items() if hint is not object} == set()
