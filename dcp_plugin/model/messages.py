@@ -67,7 +67,7 @@ class Info(TypedDict, total=False):
     providerID: object  # str
     model: object  # ModelInfo
     time: object  # dict[str, int]: created, completed (ms)
-    summary: object  # bool
+    summary: object  # bool on an assistant step (true: a compaction summary), a dict of diffs on a user message
 
 
 class Message(TypedDict):
