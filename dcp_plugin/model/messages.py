@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypedDict, TypeGuard, cast
+from typing import Any, Protocol, TypedDict, TypeGuard
 
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
 
@@ -223,8 +223,9 @@ def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolS
         call_id = call_id_of(part, message, index, part_index)
     if call_id != record.call_id:
         return None
-    state = part.get("state")
-    return cast(ToolState, state) if isinstance(state, dict) else None
+    # Annotated, not cast (a call each): asked for every placeholder of a warm request. Checked next line.
+    state: ToolState | None = part.get("state")
+    return state if isinstance(state, dict) else None
 
 
 def call_message(messages: Sequence[object], call_id: str) -> int | None:
