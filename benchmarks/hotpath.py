@@ -108,20 +108,19 @@ def restart_timings(session: BenchSession, repeat: int, host: BenchHost) -> dict
 def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpConfig) -> dict[str, Any]:
     """The warm request's two steps called directly, each repeated back to back on its own.
 
-    Sync + strategies: the same one-message appends as the warm requests (the first one also
-    counted in Python function calls, a measure of work that does not depend on the machine).
+    Sync + strategies: the same one-message appends as the warm requests, timed, and counted in
+    Python function calls (a measure of work that does not depend on the machine) on a session of
+    their own, so that the profiler slows no timed append.
     Placeholders: planning and writing every placeholder of the last of those requests.
     Timed apart so that one step's cache misses are not billed to the other.
     """
-    state = SessionState("bench-steps", config, session.directory)
     working, original = host.working, host.original
-    state.update(working[: session.base])
     counts = range(session.base + 1, session.base + warm + 1)
-    profiler = cProfile.Profile()
-    profiler.enable()
+    calls = append_calls(session, working, counts, config)
+    gc.collect()  # the counting session, dropped: not collected during the timed appends
+    state = SessionState("bench-steps", config, session.directory)
+    state.update(working[: session.base])
     state.update(working[: counts[0]])
-    profiler.disable()
-    calls = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
     update_ms: list[float] = []
     for count in counts[1:]:
         outgoing = working[:count]
@@ -146,6 +145,29 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
         "pruned_parts": len(patches),
         "decided_calls": len(state.in_force()),
     }
+
+
+def append_calls(session: BenchSession, working: list[Any], counts: range, config: DcpConfig) -> float:
+    """Python function calls of syncing each of ``counts`` (one message more each), per append, on average.
+
+    Every append is counted, not only the first: what one append costs depends on what it sets off
+    (a mask that starts, a duplicate it makes), and the first append of two histories of different
+    lengths may set off different things while the same run of appends averages them out.
+    """
+    state = SessionState("bench-calls", config, session.directory)
+    state.update(working[: session.base])
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for count in counts:
+        state.update(working[:count])
+    profiler.disable()
+    return round(profiled_calls(profiler) / len(counts), 1)
+
+
+def profiled_calls(profiler: cProfile.Profile) -> int:
+    """Python function calls a profiler counted, less its own ``disable`` (which it counts as a call)."""
+    calls: int = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
+    return calls - 1
 
 
 def dumps_timings(host: BenchHost, count: int, repeat: int) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cProfile
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,13 @@ import dcp_plugin.adapters.pluggy_host
 from benchmarks.cli import main
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons
 from benchmarks.harness import BenchHost
+from benchmarks.hotpath import append_calls, profiled_calls
 from benchmarks.report import MACHINE_LABEL, VOUCHED_TITLE, YARDSTICK_TITLE
 from benchmarks.runner import run, warm_count
 from benchmarks.sessions import generated
 from benchmarks.targets import evaluate
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.sessionfile import SessionFileError
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 from tests.support.reference import reference_decisions, written_by
@@ -219,6 +222,42 @@ def test_a_vouching_hosts_warm_request_and_first_sight_count_as_met_only_togethe
 ) -> None:
     targets = {t["target"]: t for t in evaluate([busy_row(9.0, cold, vouched)])}
     assert targets[BOTH_VOUCHED]["met"] is met and targets[BOTH]["met"] is False
+
+
+def test_python_calls_are_the_mean_over_every_append_not_the_first_alone() -> None:
+    session = generated(60, 6)
+    host = BenchHost(session.messages, session.directory, DcpConfig(), "ses_calls")
+    counts = range(session.base + 1, session.base + 7)
+    append_calls(session, host.working, counts, DcpConfig())  # the process's caches (paths, labels) filled first
+    one_by_one = []
+    state = SessionState("ses_one_by_one", DcpConfig(), session.directory)
+    state.update(host.working[: session.base])
+    for count in counts:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        state.update(host.working[:count])
+        profiler.disable()
+        one_by_one.append(profiled_calls(profiler))
+    assert len(set(one_by_one)) > 1  # appends differ in what they set off: the first alone is not the mean
+    assert append_calls(session, host.working, counts, DcpConfig()) == round(sum(one_by_one) / len(one_by_one), 1)
+
+
+def generated_row(messages: int, calls: float) -> dict[str, Any]:
+    """A generated-session row with just what the flatness target reads."""
+    timing = {"median": 0.1, "p95": 0.1}
+    return {"source": "generated", "messages": messages, "sync_and_strategies_python_calls": calls,
+            "sync_and_strategies_ms": timing, "memory": {"mb_per_1000_calls": 0.5}}
+
+
+FLAT = "sync + strategies work, largest / smallest history (Python calls per append, the same one-message appends)"
+
+
+@pytest.mark.parametrize(("small", "large", "met"), [(600.0, 640.0, True), (600.0, 660.0, True), (600.0, 700.0, False)])
+def test_work_per_append_counts_as_flat_within_a_tenth_of_the_smallest_history(
+    small: float, large: float, met: bool
+) -> None:
+    targets = {t["target"]: t for t in evaluate([generated_row(5_000, large), generated_row(100, small)])}
+    assert targets[FLAT]["met"] is met
 
 
 def test_benchmark_leaves_the_entry_point_plugin_untouched(result: dict[str, Any]) -> None:
