@@ -14,7 +14,7 @@ import benchmarks.runner
 import dcp_plugin.adapters.pluggy_host
 from benchmarks.cli import main
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons
-from benchmarks.harness import BenchHost
+from benchmarks.harness import BenchHost, working_copy
 from benchmarks.hotpath import append_calls, profiled_calls
 from benchmarks.report import MACHINE_LABEL, VOUCHED_TITLE, YARDSTICK_TITLE
 from benchmarks.runner import run, warm_count
@@ -226,20 +226,20 @@ def test_a_vouching_hosts_warm_request_and_first_sight_count_as_met_only_togethe
 
 def test_python_calls_are_the_mean_over_every_append_not_the_first_alone() -> None:
     session = generated(60, 6)
-    host = BenchHost(session.messages, session.directory, DcpConfig(), "ses_calls")
+    working = working_copy(session.messages)
     counts = range(session.base + 1, session.base + 7)
-    append_calls(session, host.working, counts, DcpConfig())  # the process's caches (paths, labels) filled first
-    one_by_one = []
+    append_calls(session, working, counts, DcpConfig())  # the process's caches (paths, labels) filled first
+    one_by_one: list[int] = []
     state = SessionState("ses_one_by_one", DcpConfig(), session.directory)
-    state.update(host.working[: session.base])
+    state.update(working[: session.base])
     for count in counts:
         profiler = cProfile.Profile()
         profiler.enable()
-        state.update(host.working[:count])
+        state.update(working[:count])
         profiler.disable()
         one_by_one.append(profiled_calls(profiler))
     assert len(set(one_by_one)) > 1  # appends differ in what they set off: the first alone is not the mean
-    assert append_calls(session, host.working, counts, DcpConfig()) == round(sum(one_by_one) / len(one_by_one), 1)
+    assert append_calls(session, working, counts, DcpConfig()) == round(sum(one_by_one) / len(one_by_one), 1)
 
 
 def generated_row(messages: int, calls: float) -> dict[str, Any]:
