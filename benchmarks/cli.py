@@ -11,6 +11,7 @@ from rich.console import Console
 
 from benchmarks.report import markdown, print_tables
 from benchmarks.runner import DEFAULT_BUSY_SIZES, DEFAULT_REPEAT, DEFAULT_SIZES, run
+from dcp_plugin import compiled
 from dcp_plugin.replay.file_error import SessionFileError
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         print("python -m benchmarks: nothing to measure (no --sizes and no FILE)", file=sys.stderr)
         return 1
     err = Console(stderr=True)
+    err.print(f"Measuring {compiled.describe()}")
     try:
         with err.status("starting") as status:
             data = run(args.sizes, args.files, args.repeat, progress=lambda text: status.update(text),

@@ -170,7 +170,7 @@ def markdown(data: dict[str, Any]) -> str:
         "# Benchmark results",
         "",
         f"Measured on a {MACHINE_LABEL} with `python -m benchmarks` ({repeat} samples of each timing; "
-        "times in ms as median / p95).",
+        f"times in ms as median / p95), {data.get('machine', {}).get('build', 'build not recorded')}.",
         "",
         "## Per request",
         "",

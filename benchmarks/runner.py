@@ -13,6 +13,7 @@ from typing import Any
 from benchmarks.hotpath import measure
 from benchmarks.sessions import BenchSession, generated, read_recorded, recorded
 from benchmarks.targets import evaluate
+from dcp_plugin import compiled
 
 DEFAULT_SIZES: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
 # The heavier shape: about 1.2 tool calls per message and long outputs, as busy agents produce.
@@ -35,6 +36,8 @@ def machine() -> dict[str, Any]:
         "system": platform.system(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
+        # Which build ran: the compiled core or plain Python (and why not compiled).
+        "build": compiled.describe(),
     }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# First: it decides whether the compiled modules or their sources are imported (see its docstring).
+from dcp_plugin import compiled as _compiled  # noqa: F401
 from dcp_plugin.host.hostspec import PROJECT_NAME, hookimpl, hookspec
 
 if TYPE_CHECKING:

@@ -9,9 +9,25 @@ from typing import Any
 
 import pytest
 
+from dcp_plugin import compiled
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.runtime import Runtime, StaticConfig
 from tests.support.helpers import PROJECT, hook_transform, make_config
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With the compiled core in use, the tests that need plain Python are skipped here.
+
+    They replace a module's function, which compiled code calls directly and so never sees, or
+    count Python calls, which compiled code does not make; tests/project/test_compiled.py runs
+    them again in a process that loads plain Python.
+    """
+    if not compiled.IN_USE:
+        return
+    skip = pytest.mark.skip(reason="needs plain Python (run in a plain Python process by tests/project/test_compiled.py)")
+    for item in items:
+        if item.get_closest_marker("plain_python") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.thresholds import COMPACT_MAX_OUTPUT_TOKENS, Thresholds
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,7 @@ class CompactionStatus(StrEnum):
     DISCARDED_TRUNCATED = "discarded-truncated"  # the summary hit the output cap and was dropped
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class CompactionOutcome:
     """What the host should do before sending this request.
@@ -70,6 +73,7 @@ def summary_request(messages: Sequence[Mapping[str, Any]], max_output_tokens: in
     }
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CompactionController:
     """Per-session compaction decisions and the circuit breaker.
 

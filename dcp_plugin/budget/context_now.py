@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mypy_extensions import mypyc_attr
+
 # Requests remembered per session: the anchor is the newest reported step, so only the
 # latest few requests are ever asked about.
 SENT_MEMORY = 64
@@ -23,6 +25,7 @@ def nothing_pruned(count: int) -> int:
     return 0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass
 class SentPrunes:
     """Per request sent (keyed by how many messages it carried): the tokens its placeholders took out.

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.context_now import nothing_pruned
 from dcp_plugin.budget.snapshot import BudgetTracker, ContextSnapshot
@@ -15,6 +17,7 @@ from dcp_plugin.model.tokens import DEFAULT_IMAGE_TOKENS
 SentPrefix = Callable[[int], int]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ContextMeter:
     """The pipeline's side of "the context now": the same figure for the nudge to the model and for every report.
 

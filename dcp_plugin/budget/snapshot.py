@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.calibration import (
     Calibration,
     Calibrator,
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 SNAPSHOT_VERSION = 1
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class ContextSnapshot:
     """How full the context window is now: what the next request carries.
@@ -109,6 +112,7 @@ class ContextSnapshot:
             raise ValueError(f"context snapshot: {exc}") from exc
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class EstimateBasis:
     """How a snapshot's figure was estimated: the path taken, the calibration, what placeholders took off."""
@@ -151,6 +155,7 @@ def build_snapshot(
     )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BudgetTracker:
     """Keeps one session's snapshot current; call :meth:`observe` after every transform.
 

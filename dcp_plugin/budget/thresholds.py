@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from mypy_extensions import mypyc_attr
+
 # Room kept at the top of the window for the summary itself; equal to the side query's
 # output cap, which only holds because thinking is off for that query.
 SUMMARY_RESERVE = 20_000
@@ -27,6 +29,7 @@ Tier = Literal["below-warn", "warn", "auto", "hard"]
 TIERS: tuple[Tier, ...] = ("below-warn", "warn", "auto", "hard")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     """Token counts at which to warn, compact automatically, and force compaction."""
@@ -53,7 +56,7 @@ def summary_reserve(window: int) -> int:
     return min(SUMMARY_RESERVE, -(-window // RESERVE_DIVISOR))
 
 
-def compute_thresholds(window: int) -> Thresholds:
+def compute_thresholds(window: object) -> Thresholds:
     """The ladder for a context window of ``window`` tokens.
 
     reserve = min(20K, W/6); effective = W − reserve; auto = max(0.7·W, effective − 13K);

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from dcp_plugin import __version__
+from dcp_plugin import __version__, compiled
 from dcp_plugin.cli.groups import chosen_parser
 
 # Each feature module contributes `add_parser(subparsers)`; names are imported lazily so that a
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
             "keeps the command from the model) and exit status 1."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"dcp {__version__}")
+    parser.add_argument("--version", action="version", version=f"dcp {__version__}, {compiled.describe()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     import importlib
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.tokens import estimate_json_tokens, estimate_text_tokens
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class PluginText:
     """Estimated tokens the plugin itself adds to every request (what offering the model its tools costs)."""

@@ -12,12 +12,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.refs import ModelRef
 
 Family = Literal["anthropic", "openai", "google", "none"]
 FAMILIES: tuple[Family, ...] = ("anthropic", "openai", "google", "none")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class Pricing:
     """Prices of one cache family, relative to the base input price (1.0)."""

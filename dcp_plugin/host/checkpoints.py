@@ -15,8 +15,10 @@ sweeps (:func:`fingerprint`), and only from a private file the user owns.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
+import io
 import json
 import logging
 import os
@@ -29,7 +31,9 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from dcp_plugin import compiled
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.gcpause import gc_paused
 from dcp_plugin.pipeline.session import SessionState
@@ -84,6 +88,8 @@ def fingerprint(
     """Everything besides the history that decides a session's state: a checkpoint is used only when it matches."""
     inputs = {
         "code": code_fingerprint(),
+        # Compiled and plain classes pickle differently: a checkpoint is read by the kind that wrote it.
+        "compiled": compiled.IN_USE,
         "config": config.model_dump(mode="json", by_alias=True),
         "directory": directory,
         "root": root,
@@ -263,7 +269,42 @@ class Checkpoints:
 
 def snapshot_of(state: SessionState) -> bytes:
     """The session state as the bytes a checkpoint holds (the caller holds the session's lock)."""
-    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+    return buffer.getvalue()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a frozen dataclass as a call of its constructor with its fields.
+
+    Unpickling otherwise sets a frozen instance's fields one by one, which a compiled frozen
+    dataclass refuses; its constructor builds it the same way in either build.
+    """
+
+    def reducer_override(self, obj: object) -> Any:  # NotImplemented, or a reduce tuple
+        kind = type(obj)
+        try:
+            names = _FIELDS[kind]
+        except KeyError:
+            names = _FIELDS[kind] = _constructor_fields(kind)
+        if names is None:
+            return NotImplemented
+        return kind, tuple(getattr(obj, name) for name in names)
+
+
+# The answer of _constructor_fields per type (types are few; their instances many).
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _constructor_fields(kind: type) -> tuple[str, ...] | None:
+    """The fields a frozen dataclass's constructor takes in order; None for any other type (pickled as usual)."""
+    params = getattr(kind, "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return None
+    fields = dataclasses.fields(kind)
+    if any(not field.init or field.kw_only for field in fields):
+        return None
+    return tuple(field.name for field in fields)
 
 
 def _unpickle(payload: bytes) -> object:

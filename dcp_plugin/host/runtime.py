@@ -35,7 +35,7 @@ from dcp_plugin.host.results import Outgoing, PinOutcome, SessionView, SweepOutc
 from dcp_plugin.host.tool_service import ToolService
 from dcp_plugin.host.views import session_view
 from dcp_plugin.model.continuity import Continuity
-from dcp_plugin.model.messages import Message
+from dcp_plugin.model.messages import Message, as_messages
 from dcp_plugin.model.refs import ModelRef, request_model
 from dcp_plugin.pipeline.patches import Desync, apply
 from dcp_plugin.pipeline.strategies import SWEEP
@@ -132,7 +132,7 @@ class Runtime:
         config = self.config()
         if not config.enabled:
             return None
-        session = self._session(session_id, config)
+        messages, session = as_messages(messages), self._session(session_id, config)
         with self._registry.locked(session) as state:
             host_model = self._host_model(model)
             verdict = state.update(messages, continuity, request=request, model=host_model)
@@ -169,7 +169,7 @@ class Runtime:
                 return None
             with self._registry.locked(session) as state:
                 notify = request and state.config.context_budget.notify
-                snapshot, tip = self._books.record(session, messages, request=request)
+                snapshot, tip = self._books.record(session, as_messages(messages), request=request)
                 if request:
                     self._checkpoints.save_if_due(session)
             self._books.announce(outgoing.session_id, snapshot, tip, notify)
@@ -235,7 +235,7 @@ class Runtime:
         try:
             enabled = self.config().context_budget.compaction.enabled
             session = self._registry.find(session_id)
-            return session.budget.compaction_advice(enabled, self._summarize, list(messages or [])) if session else None
+            return session.budget.compaction_advice(enabled, self._summarize, list(as_messages(messages or []))) if session else None
         except Exception:  # noqa: BLE001 - advice is optional; the request goes on without it
             log.exception("dcp: compaction advice failed")
             return None
@@ -246,7 +246,7 @@ class Runtime:
         if session is None:
             return None
         with self._registry.locked(session) as state:
-            selection = state.sweep_plan(messages, count)
+            selection = state.sweep_plan(messages := as_messages(messages), count)
             swept = state.sweep(messages, selection.eligible, waiting=selection.waiting)
             self._books.record_applied(state)
         self._persistence.record_manual(session_id, {d.call_id: d.strategy for d in swept if d.strategy == SWEEP})
@@ -294,4 +294,4 @@ class Runtime:
     ) -> ToolResult | None:
         """Run a call of discard, extract or restore (see :meth:`.ToolService.execute`); None for another tool."""
         opened = self._registry.opener(session_id, self.directory, self.project_root)
-        return self._tools.execute(name, arguments, messages, call_id, opened, self._host_model(model))
+        return self._tools.execute(name, arguments, as_messages(messages), call_id, opened, self._host_model(model))

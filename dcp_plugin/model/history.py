@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.messages import message_id, parts_of
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class HistoryMark:
     """A fingerprint of the message list seen so far: how many, the first and last ids, the last's parts.

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from json import encoder as json_encoder
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 # JSONEncoder.encode builds a new C encoder on every call (json.dumps a new JSONEncoder too),
 # which costs about twice the encoding of a typical tool input; a cold request encodes every
 # tool input of its history. The C encoder here is built once, as iterencode builds it, but
@@ -17,6 +19,7 @@ from typing import Any
 Encoder = Callable[[object, int], Sequence[str]]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class CompactJson:
     """``json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, sort_keys=...).encode``, faster."""
 

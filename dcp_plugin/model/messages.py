@@ -24,57 +24,62 @@ from typing import Any, Protocol, TypedDict, TypeGuard
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "error"})
 
 
+# Anything a host may send. A name of its own, not `object` in the class bodies below, which mypyc
+# 2.4 compiles into a lookup of `object` among the module's globals, where it is not.
+HostValue = object
+
+
 class ToolState(TypedDict, total=False):
     """A tool part's state: what the call was given, and its result once finished."""
 
-    status: object  # "pending" | "running" | "completed" | "error"
-    input: object  # dict[str, Any]: the call's arguments
-    output: object  # str, once completed
-    error: object  # str, once failed
-    title: object  # str
-    metadata: object  # dict[str, Any]
-    time: object  # dict[str, int]: start, end, compacted (ms)
+    status: HostValue  # "pending" | "running" | "completed" | "error"
+    input: HostValue  # dict[str, Any]: the call's arguments
+    output: HostValue  # str, once completed
+    error: HostValue  # str, once failed
+    title: HostValue  # str
+    metadata: HostValue  # dict[str, Any]
+    time: HostValue  # dict[str, int]: start, end, compacted (ms)
 
 
 class Part(TypedDict, total=False):
     """One part of a message: text, a tool call with its state, a file, reasoning..."""
 
-    id: object  # str
-    sessionID: object  # str
-    messageID: object  # str
-    type: object  # str: "text", "tool", "reasoning", "file", ...
-    text: object  # str
-    tool: object  # str
-    callID: object  # str
-    state: object  # ToolState
+    id: HostValue  # str
+    sessionID: HostValue  # str
+    messageID: HostValue  # str
+    type: HostValue  # str: "text", "tool", "reasoning", "file", ...
+    text: HostValue  # str
+    tool: HostValue  # str
+    callID: HostValue  # str
+    state: HostValue  # ToolState
 
 
 class ModelInfo(TypedDict, total=False):
     """The model a user message chose for its turn."""
 
-    providerID: object  # str
-    modelID: object  # str
+    providerID: HostValue  # str
+    modelID: HostValue  # str
 
 
 class Info(TypedDict, total=False):
     """A message's info: its id, role, time, and the model and usage of an assistant step."""
 
-    id: object  # str
-    sessionID: object  # str
-    role: object  # "user" | "assistant"
-    tokens: object  # dict[str, Any]: input, output, reasoning, cache {read, write}
-    modelID: object  # str
-    providerID: object  # str
-    model: object  # ModelInfo
-    time: object  # dict[str, int]: created, completed (ms)
-    summary: object  # bool on an assistant step (true: a compaction summary), a dict of diffs on a user message
+    id: HostValue  # str
+    sessionID: HostValue  # str
+    role: HostValue  # "user" | "assistant"
+    tokens: HostValue  # dict[str, Any]: input, output, reasoning, cache {read, write}
+    modelID: HostValue  # str
+    providerID: HostValue  # str
+    model: HostValue  # ModelInfo
+    time: HostValue  # dict[str, int]: created, completed (ms)
+    summary: HostValue  # bool on an assistant step (true: a compaction summary), a dict of diffs on a user message
 
 
 class Message(TypedDict):
     """One message as the host sends it: ``{info, parts}``."""
 
-    info: object  # Info
-    parts: object  # list[Part]
+    info: HostValue  # Info
+    parts: HostValue  # list[Part]
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
@@ -199,6 +204,19 @@ class Placed(Protocol):
     def call_id(self) -> str: ...
 
 
+def as_messages(messages: Sequence[object]) -> Sequence[Message]:
+    """``messages`` as the pipeline reads them: an item that is not an object stands as an empty one.
+
+    A host may send anything. Such an item has no id and no parts, whichever way it is read: in
+    its place an empty dict says the same to code that, compiled, checks each message is a dict.
+    The list handed in is never changed; the same list comes back when every item is a dict.
+    """
+    kinds = set(map(type, messages))  # one pass in C: a request's list is checked at every request
+    if all(issubclass(kind, dict) for kind in kinds):
+        return messages  # type: ignore[return-value]
+    return [message if isinstance(message, dict) else {} for message in messages]  # type: ignore[misc,typeddict-item]
+
+
 def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolState | None:
     """The tool state of ``record``'s call in ``messages``, or None when the call is not where it was seen.
 
@@ -223,9 +241,10 @@ def locate(messages: Sequence[object], record: Placed, offset: int = 0) -> ToolS
         call_id = call_id_of(part, message, index, part_index)
     if call_id != record.call_id:
         return None
-    # Annotated, not cast (a call each): asked for every placeholder of a warm request. Checked next line.
-    state: ToolState | None = part.get("state")
-    return state if isinstance(state, dict) else None
+    # Not cast (a call each in plain Python): asked for every placeholder of a warm request. Not
+    # annotated as a ToolState either: compiled, that annotation is checked before the line below.
+    state = part.get("state")
+    return state if isinstance(state, dict) else None  # type: ignore[return-value]
 
 
 def call_message(messages: Sequence[object], call_id: str) -> int | None:

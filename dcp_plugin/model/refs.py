@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.messages import info_of, is_mapping, text_id
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class ModelRef:
     """The model a request goes to: provider and model ids, and the context limit the host knows."""

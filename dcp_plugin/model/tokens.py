@@ -377,8 +377,8 @@ def info_usage(info: object) -> ReportedUsage | None:
 
 def last_reported_prompt_tokens(messages: list[dict[str, Any]]) -> int | None:
     """Prompt size (input + cache read + cache write) of the newest step that reported usage."""
-    for message in reversed(messages):
-        usage = reported_usage(message)
+    for index in range(len(messages) - 1, -1, -1):  # not reversed(): mypyc 2.4 fails on it here
+        usage = reported_usage(messages[index])
         if usage is not None:
             return usage.prompt
     return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.pipeline.decisions import Decision, Value
 
 # What the last check of a row found (see Rows.fits).
@@ -19,6 +21,7 @@ class Writes(NamedTuple):
     copies: Sequence[int]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Rows:
     """The compiled rows of an :class:`Applied` list, as columns: one entry per decision in force.
 
@@ -85,6 +88,8 @@ class Rows:
         return frozen
 
 
+# A subclass of a builtin type: mypyc compiles it as a regular Python class.
+@mypyc_attr(native_class=False)
 class Applied(list[Decision]):
     """The decisions of one epoch in the order applied, with where those in force write (see ``patches.plan``).
 

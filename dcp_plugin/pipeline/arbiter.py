@@ -6,6 +6,8 @@ import heapq
 import itertools
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.model import TurnProtectionConfig
 from dcp_plugin.model.messages import Message, locate
 from dcp_plugin.pipeline.applied import Applied
@@ -27,6 +29,7 @@ from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Arbiter:
     """Every proposal of one epoch passes here: the strategies', the model's tools', the user's sweeps.
 

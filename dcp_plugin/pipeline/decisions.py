@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.messages import ToolState, output_is_cleared
 from dcp_plugin.model.tokens import estimate_output_tokens, json_chars, tokens_removed, tool_state_tokens
 from dcp_plugin.pipeline.placeholders import SWEPT_PLACEHOLDER, is_placeholder, tag
@@ -16,6 +18,7 @@ Cut = tuple[int, int, str]
 Value = str | dict[str, Any]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class ReplaceOutput:
     """Replace a completed call's whole output by ``text``."""
@@ -23,6 +26,7 @@ class ReplaceOutput:
     text: str
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class ShrinkInput:
     """Replace every input string longer than ``text`` by it, at every depth; top-level ``keep`` keys stay."""
@@ -31,6 +35,7 @@ class ShrinkInput:
     keep: frozenset[str] = frozenset()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class CutOutput:
     """Replace ranges ``[start, end)`` of the original output string by short texts."""
@@ -41,6 +46,7 @@ class CutOutput:
 Edit = ReplaceOutput | ShrinkInput | CutOutput
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True, eq=False)
 class CallRecord:
     """What the strategies need to know about one tool call, and where it is; never its content.
@@ -90,6 +96,7 @@ def retag(edit: Edit, ident: str | None) -> Edit:
     return CutOutput(tuple((start, end, tag(text, ident)) for start, end, text in edit.cuts))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True, eq=False)
 class Decision:
     """One strategy's verdict on one field of one call, and what is written there once applied.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from mypy_extensions import mypyc_attr
+
 # Prefixes ending this close to the end are the total less the few values after them: a sum over
 # a short slice runs in C, where the tree's walk takes a Python step per set bit of ``end``. The
 # scheduler asks nearly every query within a few messages of the newest one.
 NEAR_END = 24
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Fenwick:
     """Integer values at positions 0..len-1 with fast point updates and prefix sums."""
 

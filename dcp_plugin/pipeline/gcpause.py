@@ -23,7 +23,10 @@ import gc
 import threading
 from collections.abc import Iterator
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class _Pauses:
     """How many pauses are running, and whether the collector was on when the first began."""
 

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.continuity import Continuity, judge
 from dcp_plugin.model.history import HistoryMark
 from dcp_plugin.model.jsontext import CompactJson
@@ -51,6 +53,7 @@ def signature(tool: str, tool_input: object) -> bytes:
     return hashlib.blake2b(f"{tool}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class SyncResult:
     """Records that appeared or reached a final status in this sync, in conversation order, with their tool states."""
@@ -60,6 +63,7 @@ class SyncResult:
     new_turns: bool = False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Ledger:
     """All tool calls of one session, with the mark that makes syncing incremental."""
 

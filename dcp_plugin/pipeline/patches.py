@@ -7,6 +7,8 @@ import operator
 from collections.abc import Iterator, Sequence
 from typing import Any, cast, overload
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.pipeline.applied import FIT, MISSED, UNCHECKED, Applied, Rows, Writes
 from dcp_plugin.pipeline.decisions import Decision
@@ -27,6 +29,7 @@ class Desync(Exception):
 Patch = tuple[Decision, ToolState]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Patches(Sequence[Patch]):
     """The (decision, tool state) pairs of one request, held as two parallel lists.
 

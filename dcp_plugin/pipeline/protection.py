@@ -10,6 +10,8 @@ import sys
 import urllib.parse
 from collections.abc import Iterable, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.globs import PatternSet, compile_spec
 from dcp_plugin.pipeline.commandpaths import command_paths
 
@@ -233,6 +235,7 @@ def too_long(path: str) -> bool:
     return len(path) > MAX_PATH_CHARS or any(len(name) > MAX_NAME_CHARS for name in path.split("/"))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class _Matcher:
     """The compiled patterns of one config, with a bounded verdict per path form."""
 
@@ -251,6 +254,7 @@ def _matcher(patterns: tuple[str, ...], ignore_case: bool) -> _Matcher | None:
     return _Matcher(spec) if spec is not None else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PathProtector:
     """Decides whether any path of a call matches the configured protected patterns."""
 

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, cast
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.cost.prices import Pricing
 from dcp_plugin.cost.requests import request_cost
 from dcp_plugin.cost.totals import CostTotals
@@ -55,6 +57,7 @@ ModelKey = tuple[str | None, str | None] | None
 
 # Not frozen: a session keeps one per model and sets its size and time at each request it
 # schedules (a first sight schedules thousands); the scheduler copies what it keeps of one.
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Point:
     """One request of the implied history: how many messages it held, when, and to which model."""
@@ -95,6 +98,7 @@ _point_cost = cast(
 )
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class _Previous:
     count: int
@@ -114,6 +118,7 @@ def _more_saved(decision: Decision) -> int:
     return decision.tokens_saved - (replaced.tokens_saved if replaced is not None else 0)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Scheduler:
     """Pending decisions of one session, the tokens each message sends, and the cost of each request."""
 

@@ -8,6 +8,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.limits import resolve_context_limit
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.budget.snapshot import ContextSnapshot
@@ -97,6 +99,7 @@ class _LateChange(Exception):
     """
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class SessionState:
     """Everything the plugin remembers about one session between requests.
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.messages import FINAL_STATUSES, info_of
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.ledger import Ledger
@@ -26,6 +28,7 @@ class Skip(Enum):
     REFERENCED = "referenced"  # detail: how many earlier identical calls point at its result
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class Skipped:
     """One call a sweep leaves alone, why, and what names the reason (see :class:`Skip`)."""
@@ -35,6 +38,7 @@ class Skipped:
     detail: str | int | None = None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass
 class SweepPlan:
     """The calls in scope split into those to prune and those skipped, with why.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.calibration import ReadMessage
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.model.messages import Info, Message, info_of, info_time
@@ -18,6 +20,7 @@ from dcp_plugin.model.tokens import estimate_message_split, info_usage, split_pr
 from dcp_plugin.pipeline.scheduler import Scheduler
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Timeline:
     """The messages read so far as requests: how many, their newest time and model, and the requests scheduled.
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message
 from dcp_plugin.model.refs import ModelRef
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class Walk:
     """What one update reads, passed as an argument: the session keeps no field holding a request's list.

@@ -100,6 +100,7 @@ def test_a_message_the_host_does_not_vouch_for_is_checked() -> None:
     assert output_of(outputs, stored, call_id) == CLEARED
 
 
+@pytest.mark.plain_python  # replaces a compiled function: see tests/conftest.py
 def test_after_a_request_that_failed_the_next_one_is_checked_whatever_the_host_says(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -224,6 +224,7 @@ def test_a_vouching_hosts_warm_request_and_first_sight_count_as_met_only_togethe
     assert targets[BOTH_VOUCHED]["met"] is met and targets[BOTH]["met"] is False
 
 
+@pytest.mark.plain_python  # counts Python calls, which compiled code does not make: see tests/conftest.py
 def test_python_calls_are_the_mean_over_every_append_not_the_first_alone() -> None:
     session = generated(60, 6)
     working = working_copy(session.messages)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dcp_plugin import compiled
 from dcp_plugin.cli.main import build_parser, main
 from dcp_plugin.config.discovery import global_dir
 from dcp_plugin.replay.simulate import generate_session
@@ -176,3 +177,12 @@ def test_dcp_help_says_what_to_run_instead_of_opencode_run_command(capsys: pytes
     assert main([]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "`dcp opencode context [SESSION_ID]`" in text and "Unexpected server error" in text
+
+
+def test_version_says_whether_the_compiled_core_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    printed = capsys.readouterr().out
+    assert compiled.describe() in printed
+    assert ("compiled core" in printed) == compiled.IN_USE

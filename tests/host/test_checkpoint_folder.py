@@ -15,61 +15,61 @@ from tests.host.test_checkpoints import (
     _small_interval,
     checkpoint_files,
     points,
-    reads,
     runtime,
     send,
     session,
     stopped_after,
+    walked,
 )
 
-__all__ = ["_small_interval", "reads", "session"]  # the fixtures
+__all__ = ["_small_interval", "session"]  # the fixtures
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="file modes and ownership are POSIX notions")
 
 
-def replayed(tmp_path: Path, session: list[dict[str, Any]], reads: list[int]) -> bool:
+def replayed(tmp_path: Path, session: list[dict[str, Any]]) -> bool:
     """Whether a new host replays the whole session (reads every message) instead of loading its checkpoint."""
-    reads[0] = 0
-    send(runtime(tmp_path), session, len(session))
-    return reads[0] == len(session)
+    restarted = runtime(tmp_path)
+    send(restarted, session, len(session))
+    return walked(restarted) == len(session)
 
 
-def test_a_checkpoint_in_the_private_folder_is_loaded(tmp_path: Path, session: list[dict[str, Any]], reads: list[int]) -> None:
+def test_a_checkpoint_in_the_private_folder_is_loaded(tmp_path: Path, session: list[dict[str, Any]]) -> None:
     stopped_after(tmp_path, session, points(session))
-    assert not replayed(tmp_path, session, reads)
+    assert not replayed(tmp_path, session)
 
 
 @pytest.mark.parametrize("mode", [0o770, 0o707, 0o777, 0o1777])
 def test_a_checkpoint_in_a_folder_others_may_write_is_not_loaded(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int], mode: int, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, session: list[dict[str, Any]], mode: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     (tmp_path / checkpoints_mod.FOLDER).chmod(mode)
     with caplog.at_level(logging.WARNING, logger="dcp_plugin"):
-        assert replayed(tmp_path, session, reads)
+        assert replayed(tmp_path, session)
     assert "group or other users may write it" in caplog.text and "chmod 700" in caplog.text
 
 
 def test_a_checkpoint_folder_that_is_a_symlink_is_not_loaded(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     stopped_after(elsewhere, session, points(session))
     store = tmp_path / "store"
     store.mkdir()
     (store / checkpoints_mod.FOLDER).symlink_to(elsewhere / checkpoints_mod.FOLDER)
-    assert replayed(store, session, reads)
+    assert replayed(store, session)
 
 
 def test_a_checkpoint_file_that_is_a_symlink_is_not_followed(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     [path] = checkpoint_files(tmp_path)
     moved = tmp_path / "moved.ckpt"
     shutil.move(path, moved)
     path.symlink_to(moved)
-    assert replayed(tmp_path, session, reads)
+    assert replayed(tmp_path, session)
     assert moved.is_file()  # the link's target is left alone
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host import checkpoint_policy as policy_mod
 from dcp_plugin.host import checkpoints as checkpoints_mod
 from dcp_plugin.host.runtime import Runtime
-from dcp_plugin.pipeline.timeline import Timeline
 from dcp_plugin.replay.engine import replay
 from dcp_plugin.replay.simulate import DEFAULT_DIRECTORY, generate_session
 from dcp_plugin.store import SessionBatch, Store
@@ -72,18 +70,12 @@ def checkpoint_files(tmp_path: Path) -> list[Path]:
     return sorted(folder.glob(f"*{checkpoints_mod.SUFFIX}")) if folder.is_dir() else []
 
 
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Counts the messages the timeline reads: a resumed session reads only those after its checkpoint."""
-    counted = [0]
-    original = Timeline._read
-
-    def counting(self: Timeline, message: Any, index: int, *rest: Any) -> None:
-        counted[0] += 1
-        original(self, message, index, *rest)
-
-    monkeypatch.setattr(Timeline, "_read", counting)
-    yield counted
+def walked(rt: Runtime) -> int:
+    """The messages the session's latest update read: a resumed session reads only those after its checkpoint."""
+    held = rt._registry.find(SESSION)
+    assert held is not None
+    timeline = held.state.timeline
+    return timeline.read - timeline.walked_from
 
 
 def stopped_after(tmp_path: Path, messages: list[dict[str, Any]], counts: list[int], **kw: Any) -> None:
@@ -94,13 +86,13 @@ def stopped_after(tmp_path: Path, messages: list[dict[str, Any]], counts: list[i
 
 
 def test_a_restarted_host_reads_only_the_messages_after_the_checkpoint(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     counts = points(session)
     stopped_after(tmp_path, session, counts)
-    reads[0] = 0
-    send(runtime(tmp_path), session, len(session))
-    assert 0 < reads[0] <= EVERY
+    restarted = runtime(tmp_path)
+    send(restarted, session, len(session))
+    assert 0 < walked(restarted) <= EVERY
 
 
 def test_a_session_shorter_than_the_interval_gets_no_checkpoint(tmp_path: Path, session: list[dict[str, Any]]) -> None:
@@ -113,11 +105,11 @@ def test_checkpoints_false_writes_none(tmp_path: Path, session: list[dict[str, A
     assert checkpoint_files(tmp_path) == []
 
 
-def test_checkpoints_false_reads_none(tmp_path: Path, session: list[dict[str, Any]], reads: list[int]) -> None:
+def test_checkpoints_false_reads_none(tmp_path: Path, session: list[dict[str, Any]]) -> None:
     stopped_after(tmp_path, session, points(session))
-    reads[0] = 0
-    send(runtime(tmp_path, DcpConfig.model_validate({"checkpoints": False})), session, len(session))
-    assert reads[0] == len(session)
+    restarted = runtime(tmp_path, DcpConfig.model_validate({"checkpoints": False}))
+    send(restarted, session, len(session))
+    assert walked(restarted) == len(session)
 
 
 def test_a_checkpoint_file_is_private_to_its_user(tmp_path: Path, session: list[dict[str, Any]]) -> None:
@@ -141,27 +133,27 @@ def test_a_checkpoint_holds_no_tool_output_or_message_text(tmp_path: Path, sessi
 
 
 def test_a_checkpoint_written_under_another_config_is_not_used(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     other = DcpConfig.model_validate({"strategies": {"supersedeWrites": {"enabled": True}}})
-    reads[0] = 0
-    resumed = send(runtime(tmp_path, other), session, len(session))
-    assert reads[0] == len(session)
+    restarted = runtime(tmp_path, other)
+    resumed = send(restarted, session, len(session))
+    assert walked(restarted) == len(session)
     # From scratch with what the store knows (the plugin pruned this session live), without checkpoints.
     scratch = DcpConfig.model_validate({"strategies": {"supersedeWrites": {"enabled": True}}, "checkpoints": False})
     assert resumed == send(runtime(tmp_path, scratch), session, len(session))
 
 
 def test_a_pin_made_after_the_checkpoint_makes_the_session_replay(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     first_call = next(p["callID"] for m in session for p in m["parts"] if p.get("type") == "tool")
     Store(tmp_path / "dcp.sqlite3").save([SessionBatch(SESSION, pins={first_call: True})])
-    reads[0] = 0
-    send(runtime(tmp_path), session, len(session))
-    assert reads[0] == len(session)
+    restarted = runtime(tmp_path)
+    send(restarted, session, len(session))
+    assert walked(restarted) == len(session)
 
 
 def test_a_history_rewritten_while_no_host_ran_is_replayed(tmp_path: Path, session: list[dict[str, Any]]) -> None:
@@ -191,42 +183,42 @@ def test_a_damaged_checkpoint_is_removed(tmp_path: Path, session: list[dict[str,
 
 
 def test_a_session_whose_checkpoint_is_damaged_is_replayed_with_a_warning(
-    tmp_path: Path, session: list[dict[str, Any]], caplog: pytest.LogCaptureFixture, reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     [path] = checkpoint_files(tmp_path)
     damage(path)
-    reads[0] = 0
     with caplog.at_level(logging.WARNING, logger="dcp_plugin"):
-        resumed = send(runtime(tmp_path), session, len(session))
-    assert reads[0] == len(session)
+        restarted = runtime(tmp_path)
+        resumed = send(restarted, session, len(session))
+    assert walked(restarted) == len(session)
     assert resumed == send(runtime(None), session, len(session))
     assert "checkpoint" in caplog.text and "unreadable" in caplog.text
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="file ownership is a POSIX notion")
 def test_a_checkpoint_others_may_write_is_not_loaded(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     stopped_after(tmp_path, session, points(session))
     [path] = checkpoint_files(tmp_path)
     path.chmod(0o666)
-    reads[0] = 0
-    send(runtime(tmp_path), session, len(session))
-    assert reads[0] == len(session)
+    restarted = runtime(tmp_path)
+    send(restarted, session, len(session))
+    assert walked(restarted) == len(session)
 
 
 def test_dropping_a_long_session_checkpoints_its_newest_messages(
-    tmp_path: Path, session: list[dict[str, Any]], reads: list[int]
+    tmp_path: Path, session: list[dict[str, Any]]
 ) -> None:
     counts = points(session)
     first = runtime(tmp_path)
     run(first, session, counts)
     first.drop(SESSION)
     first.wait_for_checkpoints()
-    reads[0] = 0
-    send(runtime(tmp_path), session, len(session))
-    assert reads[0] == 1  # the newest message only: it may have grown since
+    restarted = runtime(tmp_path)
+    send(restarted, session, len(session))
+    assert walked(restarted) == 1  # the newest message only: it may have grown since
 
 
 def test_only_the_newest_checkpoints_are_kept(
@@ -260,22 +252,24 @@ def last_checkpoint(counts: list[int]) -> int:
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(1, 10_000), busy=st.booleans(), cut=st.floats(0.35, 0.9))
+@given(seed=st.integers(1, 10_000), busy=st.booleans(), cut=st.floats(0.35, 0.9), every_strategy=st.booleans())
 def test_a_resumed_session_sends_what_the_process_that_wrote_the_checkpoint_would(
-    seed: int, busy: bool, cut: float, tmp_path_factory: Any
+    seed: int, busy: bool, cut: float, every_strategy: bool, tmp_path_factory: Any
 ) -> None:
     tmp_path = tmp_path_factory.mktemp("ckpt")
+    # Every strategy on: each one's state (the compiled classes among it) goes through the checkpoint.
+    config = DcpConfig.model_validate({"strategies": {"supersedeWrites": {"enabled": every_strategy}}})
     messages: list[dict[str, Any]] = generate_session(140, seed=seed, busy=busy)["messages"]
     counts = points(messages)
     split = max(1, int(len(counts) * cut))
-    first = runtime(tmp_path)
+    first = runtime(tmp_path, config)
     for count in counts[:split]:
         send(first, messages, count)
         first.wait_for_checkpoints()  # each checkpoint holds the state right after its request
     taken = counts.index(last_checkpoint(counts[:split])) + 1
     # The writer, had it lived on past its checkpoint and seen the same requests as the resumed host:
-    lived_on = run(runtime(None), messages, counts[:taken] + counts[split:])[taken:]
-    assert run(runtime(tmp_path), messages, counts[split:]) == lived_on
+    lived_on = run(runtime(None, config), messages, counts[:taken] + counts[split:])[taken:]
+    assert run(runtime(tmp_path, config), messages, counts[split:]) == lived_on
 
 
 def test_the_readme_states_the_interval_the_bound_and_the_idle_drop() -> None:

@@ -9,7 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dcp_plugin.model.messages import Info, Message, ModelInfo, Part, ToolState, call_id_of, message_id, message_time
+from dcp_plugin.model.messages import (
+    Info,
+    Message,
+    ModelInfo,
+    Part,
+    ToolState,
+    as_messages,
+    call_id_of,
+    message_id,
+    message_time,
+)
 
 _VALUES = st.one_of(
     st.none(),
@@ -69,3 +79,16 @@ def test_every_value_of_the_hosts_message_shape_is_typed_object(shape: type) -> 
     hints = get_type_hints(shape)
     assert hints
     assert {key for key, hint in hints.items() if hint is not object} == set()
+
+
+def test_as_messages_hands_back_a_list_of_objects_unchanged() -> None:
+    messages = [{"info": {}, "parts": []}, {"info": {}, "parts": []}]
+    assert as_messages(messages) is messages
+
+
+@pytest.mark.parametrize("junk", [None, "text", 7, ["a"], True])
+def test_as_messages_puts_an_empty_object_in_place_of_an_item_that_is_not_one(junk: object) -> None:
+    messages = [{"info": {}, "parts": []}, junk]
+    seen = as_messages(messages)
+    assert list(seen) == [messages[0], {}]
+    assert messages[1] is junk  # the list handed in is left as it was

@@ -169,6 +169,7 @@ def _collector_during_walk(monkeypatch: pytest.MonkeyPatch, messages: list[Any],
     return seen
 
 
+@pytest.mark.plain_python  # replaces a compiled function: see tests/conftest.py
 def test_a_long_walk_pauses_the_collector_and_a_short_one_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
     messages = generate_session(PAUSE_GC_FROM + 200, seed=3)["messages"]
     state = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
@@ -177,6 +178,7 @@ def test_a_long_walk_pauses_the_collector_and_a_short_one_does_not(monkeypatch: 
     assert _collector_during_walk(monkeypatch, messages, state) == [True]
 
 
+@pytest.mark.plain_python  # replaces a compiled function: see tests/conftest.py
 def test_a_walk_decides_the_same_with_and_without_the_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     messages = generate_session(PAUSE_GC_FROM + 200, seed=5, busy=True)["messages"]
     paused = SessionState("s", DcpConfig(), DEFAULT_DIRECTORY)
@@ -199,6 +201,7 @@ def test_a_long_walk_leaves_its_records_in_the_oldest_generation() -> None:
     assert _in_oldest_generation([*state.ledger.records, *state.decisions])
 
 
+@pytest.mark.plain_python  # replaces a compiled function: see tests/conftest.py
 def test_a_long_walk_lets_go_of_its_reads_before_the_collector_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
     # The collector scans what is alive when it resumes: the walk's per-message reads would be
     # scanned (tens of thousands of objects on a long first sight) only to be dropped right after.

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dcp_plugin.budget.meter import ContextMeter
 from dcp_plugin.config.model import DcpConfig
+from dcp_plugin.model.messages import as_messages
 from dcp_plugin.pipeline.scheduler import Scheduler
 from dcp_plugin.pipeline.timeline import Timeline
 
@@ -47,6 +48,8 @@ def _timeline() -> Timeline:
 @given(first=st.lists(_message(), max_size=6), rest=st.lists(_message(), max_size=12))
 def test_next_time_within_a_walk_equals_the_time_read_from_the_messages(first: list[Any], rest: list[Any]) -> None:
     timeline = _timeline()
+    # As the runtime hands them on: an item that is not an object stands as an empty one.
+    first, rest = list(as_messages(first)), list(as_messages(rest))
     for _ in timeline.requests(first):  # an earlier walk: the next one starts where it ended
         pass
     timeline.end_walk()

@@ -6,15 +6,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.section import Section
-from dcp_plugin.model.messages import Message, ToolState, locate
+from dcp_plugin.model.messages import HostValue, Message, ToolState, locate
 from dcp_plugin.pipeline.decisions import CallRecord, Edit
 from dcp_plugin.pipeline.labels import call_label
 
 Proposal = tuple[CallRecord, Edit]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class FinishedCall:
     """A tool call that just reached a final status, as every strategy sees it.
@@ -30,8 +33,8 @@ class FinishedCall:
     directory: str  # the project directory (relative paths and labels)
     pinned: bool  # the user pinned it: no proposal for it is ever taken (it may still make others obsolete)
     # The state's input and output, read once: every strategy asks for them, for every call of a history.
-    input: object  # as the host sent them: anything
-    output: object
+    input: HostValue  # as the host sent them: anything
+    output: HostValue
 
     @property
     def tool(self) -> str:
@@ -56,6 +59,7 @@ def _warm(messages: Sequence[Message], end: int) -> bool:
     return False
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Progress:
     """Where the session stands after a sync: the strategies' clock, and what they may look up.
@@ -113,6 +117,7 @@ class Strategy(Protocol):
         ...
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ObserveOnly:
     """Base for strategies that only react to new calls."""
 
@@ -151,6 +156,7 @@ def acts_off_points(strategy: Strategy) -> bool:
     return not getattr(strategy, "points_only", False)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class StrategySpec:
     """A strategy's entry in the registry: its config key, its config section and how to build it.

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import DEDUPLICATION, DeduplicationConfig
 from dcp_plugin.model.jsontext import CompactJson
@@ -89,6 +91,7 @@ def duplicate_key(tool: str, tool_input: object, ignore_fields: Mapping[str, tup
     return duplicate_signature(tool, tool_input, ignore_fields)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Deduplication(ObserveOnly):
     """Remembers the newest completed call per signature; older ones become obsolete."""
 

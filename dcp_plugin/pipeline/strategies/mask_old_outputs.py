@@ -39,6 +39,8 @@ import bisect
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.budget.thresholds import Thresholds
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import (
@@ -81,6 +83,7 @@ READ_TOOLS = frozenset({"read"})
 Entry = tuple[int, int, CallRecord]  # (seq, tokens, call)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class MaskOldOutputs:
     """The maskable outputs not masked yet, oldest first, with their sizes, and the files the agent works on."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.protected import HARDCODED_PROTECTED_TOOLS
 from dcp_plugin.config.strategies import PURGE_ERRORS, PurgeErrorsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
@@ -15,6 +17,7 @@ NAME = PURGE_ERRORS
 EDIT = ShrinkInput(FAILED_INPUT_PLACEHOLDER)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class PurgeErrors:
     """Failed calls waiting to grow old enough, ordered by the turn they were made in."""
 

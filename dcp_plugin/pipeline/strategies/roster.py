@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.pipeline.strategies.base import (
     FinishedCall,
     Proposal,
@@ -27,6 +29,7 @@ Observer = tuple[str, Callable[[FinishedCall], Iterable[Proposal]]]
 MAX_KINDS = 512
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Roster:
     """The strategies of one epoch (``strategies``, the list itself), sorted by the calls and moments they act on."""
 

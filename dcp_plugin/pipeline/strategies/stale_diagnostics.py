@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.strategies import STALE_DIAGNOSTICS, StaleDiagnosticsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, Cut, CutOutput
 from dcp_plugin.pipeline.labels import relative
@@ -47,6 +49,7 @@ def placeholder(file: str) -> str:
     return f"[dcp: outdated diagnostics for {file} removed - a newer tool result covers this file]"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True, slots=True)
 class Block:
     """One diagnostics block of one output: where it is, and the file it reports."""
@@ -70,6 +73,7 @@ def blocks(output: str, directory: str) -> list[tuple[str, int, int, str]]:
     return found
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class StaleDiagnostics(ObserveOnly):
     """Per file: the blocks no newer result has covered yet, and the newest result that covers it."""
 

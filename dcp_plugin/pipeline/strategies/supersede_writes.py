@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.strategies import SUPERSEDE_WRITES, SupersedeWritesConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ShrinkInput
 from dcp_plugin.pipeline.placeholders import SUPERSEDED_PLACEHOLDER
@@ -15,6 +17,7 @@ NAME = SUPERSEDE_WRITES
 EDIT = ShrinkInput(SUPERSEDED_PLACEHOLDER, frozenset(PATH_KEYS))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class SupersedeWrites(ObserveOnly):
     """Per normalized path: the reads that showed it from line 1, and the writes no read has covered yet.
 

@@ -6,6 +6,8 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.strategies import SUPERSEDED_READS, SupersededReadsConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.labels import path_label
@@ -28,6 +30,7 @@ def _edit(tool: str, path: str, directory: str) -> ReplaceOutput:
 
 # Not frozen: built for every read of a first sight, where a frozen dataclass pays an
 # object.__setattr__ per field; nothing changes one once built.
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class _Read:
     record: CallRecord
@@ -36,6 +39,7 @@ class _Read:
     protected: bool  # its path is protected: it supersedes others but is never pruned itself
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class SupersededReads(ObserveOnly):
     """Per normalized path: the reads no newer read or write has superseded yet.
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from mypy_extensions import mypyc_attr
+
 from dcp_plugin.config.strategies import SUPERSEDED_TODOS, SupersededTodosConfig
 from dcp_plugin.pipeline.decisions import CallRecord, ReplaceOutput
 from dcp_plugin.pipeline.strategies.base import FinishedCall, ObserveOnly, Proposal, StrategySpec
@@ -21,6 +23,7 @@ def placeholder() -> str:
 EDIT = ReplaceOutput(placeholder())
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class SupersededTodos(ObserveOnly):
     """The todo results no newer `todowrite` has replaced yet, and the newest `todowrite`.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.pipeline.placeholders import DUPLICATE_PLACEHOLDER, FAILED_INPUT_PLACEHOLDER, SUPERSEDED_PLACEHOLDER
 from dcp_plugin.pipeline.session import build_strategies
@@ -337,6 +339,7 @@ def test_two_calls_in_one_message_are_both_indexed(prune):
     assert outputs(prune(msgs)) == [named(DUPLICATE_PLACEHOLDER, msgs[1]["parts"][0]), BIG]
 
 
+@pytest.mark.plain_python  # replaces a compiled function: see tests/conftest.py
 def test_a_strategy_acts_with_time_unless_its_advance_is_the_observe_only_one() -> None:
     class Timed(ObserveOnly):
         def advance(self, progress: Progress) -> list:
