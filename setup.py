@@ -53,7 +53,9 @@ def _extensions() -> tuple[list[Any], str | None]:
     paths = [path.relative_to(HERE).as_posix() for path in RULES.sources(HERE / "dcp_plugin")]
     try:
         return list(mypycify(paths, opt_level="3")), None
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure leaves the plain Python build
+    except SystemExit:  # mypyc printed its errors, which pip shows only when verbose
+        return [], f"{RULES.COMPILE_FAILED} (mypyc stopped: `pip install -v` shows why)"
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the plain Python build
         return [], f"{RULES.COMPILE_FAILED} ({exc!r})"
 
 
