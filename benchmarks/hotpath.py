@@ -20,7 +20,7 @@ from benchmarks.stats import summary
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.host.checkpoints import FOLDER, code_fingerprint
 from dcp_plugin.model.tokens import estimate_message_tokens
-from dcp_plugin.pipeline.patches import apply, plan
+from dcp_plugin.pipeline.patches import plan
 from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.pipeline.strategies import ALL_REASONS
 from dcp_plugin.replay.engine import undo_patches
@@ -132,8 +132,7 @@ def step_timings(session: BenchSession, warm: int, host: BenchHost, config: DcpC
     patches: Any = []
     for _ in counts:
         start = time.perf_counter()
-        patches = plan(outgoing, state.applied)
-        apply(patches)
+        patches = plan(outgoing, state.applied, write=True)  # as a request writes them: each as it is planned
         placeholders.append(_ms(start))
         undo_patches(original, patches)
     per_part = [1000 * ms / len(patches) for ms in placeholders] if patches else []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from dcp_plugin import store as store_mod
@@ -14,7 +13,6 @@ from dcp_plugin.host.held import HeldSession
 from dcp_plugin.host.notifier import Notifier
 from dcp_plugin.host.persistence import Persistence
 from dcp_plugin.host.prune_notice import format_notification
-from dcp_plugin.model.messages import Message
 from dcp_plugin.pipeline.decisions import Decision
 from dcp_plugin.pipeline.scheduler import PointCost
 from dcp_plugin.pipeline.session import SessionState
@@ -31,14 +29,15 @@ class Bookkeeper:
         self._log_lock = threading.Lock()  # one log file for every session
 
     def record(
-        self, session: HeldSession, messages: Sequence[Message], *, request: bool
+        self, session: HeldSession, count: int, context: ContextSnapshot, *, request: bool
     ) -> tuple[ContextSnapshot, TipId | None]:
-        """Save, log and announce what the request applied; the context snapshot and a changed tip (hold its lock).
+        """Save, log and announce what the request of ``count`` messages applied; the context snapshot and a
+        changed tip (hold its lock). ``context``: the context now, read from the messages as stored.
 
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
         state = session.state
-        cost = _request_cost(state, len(messages))
+        cost = _request_cost(state, count)
         fresh = self.record_applied(state)
         if fresh is not None and request:
             self._notify_pruned(state, [d for d in fresh if d.strategy != SWEEP])
@@ -47,7 +46,7 @@ class Bookkeeper:
             self._persistence.record_restores(
                 state.session_id, [store_mod.Restore(v.call_id, v.outputs, v.tokens) for v in restores]
             )
-        snapshot = session.budget.record(state.context_now(messages, session.model))
+        snapshot = session.budget.record(context)
         tip = session.budget.tip_change()
         if request:
             # What pruning saves, without the prunable lists (the plugin's own text, shown apart).

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.overhead import PluginText
 from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow, call_row, call_rows, prune_rows, skip_rows
@@ -36,6 +37,8 @@ class Outgoing:
     model: ModelRef | None
     saved_tokens: int  # tokens every decision in force removes from this request
     in_force: int  # how many calls those decisions prune
+    # The context now, taken before the patches were written (prepare's ``write``); None: finish reads it.
+    context: ContextSnapshot | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from dcp_plugin.host.views import session_view
 from dcp_plugin.model.continuity import Continuity
 from dcp_plugin.model.messages import Message, as_messages
 from dcp_plugin.model.refs import ModelRef, request_model
-from dcp_plugin.pipeline.patches import Desync, apply
+from dcp_plugin.pipeline.patches import Desync
 from dcp_plugin.pipeline.strategies import SWEEP
 
 # Importable from here, where callers and the documentation have always found them.
@@ -120,14 +120,16 @@ class Runtime:
         continuity: Continuity | None = None,
         since: tuple[int, int] | None = None,
         request: bool = True,
+        write: bool = False,
     ) -> Outgoing | None:
         """Sync a session with the messages about to be sent; the patches to write, None when disabled.
 
         ``continuity``: what the host says of the list since the last call (the bridge's verdict on
         its delta, a pluggy host's ``Continuity.unchanged_before``), None when it says nothing. ``since``: the token of the patches the caller holds
         (from the previous :class:`Outgoing`); when still valid only newer patches are returned.
-        ``request=False``: sync without scheduling a request (a command reads the state).
-        Raises on an internal failure: callers fail open (send the request unpruned).
+        ``request=False``: sync without scheduling a request (a command reads the state). ``write``:
+        the patches are also written into ``messages`` (see :meth:`prune`), the context figure taken before.
+        Raises on an internal failure (nothing then written): callers fail open (send the request unpruned).
         """
         config = self.config()
         if not config.enabled:
@@ -139,19 +141,22 @@ class Runtime:
             # The newest model a message names, blanks filled from the host's, then the startup one.
             known = request_model(state.latest_model, host_model)
             session.model = None if known == ModelRef() else known
+            # Bookkeeping reads the history as stored: with ``write``, before the placeholders go in.
+            context = state.context_now(messages, session.model) if write else None
             try:
-                patches, incremental = state.patches(messages, since, verdict, request=request)
+                patches, incremental = state.patches(messages, since, verdict, request=request, write=write)
             except Desync:
                 # A safety net behind the verdict: it said the list continues, yet a decided call
                 # moved (a host that rewrote without saying so). Walked again as rewritten, once.
                 verdict = state.update(messages, Continuity.REWRITTEN, request=request, model=host_model)
-                patches, incremental = state.patches(messages, None, verdict, request=request)
+                context = state.context_now(messages, session.model) if write else None
+                patches, incremental = state.patches(messages, None, verdict, request=request, write=write)
             token = (state.epoch, len(state.applied))
             outgoing = Outgoing(
-                session_id, state.epoch, patches, incremental, token, session.model, state.saved_tokens, state.in_force_count
+                session_id, state.epoch, patches, incremental, token, session.model, state.saved_tokens, state.in_force_count,
+                context,
             )
             self._registry.remember(outgoing)
-        self._registry.evict(session_id)
         return outgoing
 
     def _host_model(self, model: ModelRef | None) -> ModelRef:
@@ -159,7 +164,7 @@ class Runtime:
         return (model or ModelRef()).merged_over(self._startup_model)
 
     def finish(self, outgoing: Outgoing, messages: Sequence[Message], *, request: bool = True) -> ContextSnapshot | None:
-        """Bookkeeping of a sent request (see :class:`.Bookkeeper`), then its checkpoint when due; never raises.
+        """Bookkeeping of a sent request (see :class:`.Bookkeeper`), its checkpoint when due, idle sessions let go; never raises.
 
         ``request=False`` for a sync that sent nothing (a command): counters stay as they are.
         """
@@ -169,34 +174,31 @@ class Runtime:
                 return None
             with self._registry.locked(session) as state:
                 notify = request and state.config.context_budget.notify
-                snapshot, tip = self._books.record(session, as_messages(messages), request=request)
+                context = outgoing.context or state.context_now(as_messages(messages), session.model)
+                snapshot, tip = self._books.record(session, len(messages), context, request=request)
                 if request:
                     self._checkpoints.save_if_due(session)
             self._books.announce(outgoing.session_id, snapshot, tip, notify)
+            self._registry.evict(outgoing.session_id)
             return snapshot
         except Exception:  # noqa: BLE001 - bookkeeping must never break the request
             log.exception("dcp: post-request bookkeeping failed")
             return None
 
     def prune(self, session_id: str, messages: list[Message], *, model: ModelRef | None = None, continuity: Continuity | None = None) -> None:
-        """Prune ``messages`` in place before they are sent (prepare, finish, apply), or leave them untouched.
+        """Prune ``messages`` in place before they are sent (prepare writing its patches, then finish), or leave them untouched.
 
         For hosts that hand the outgoing list itself (``continuity``: as for :meth:`prepare`). Never
         raises: on an internal failure the request goes out unpruned.
         """
         try:
-            outgoing = self.prepare(session_id, messages, model=model, continuity=continuity) if messages else None
+            outgoing = self.prepare(session_id, messages, model=model, continuity=continuity, write=True) if messages else None
             if outgoing is None:
                 return
         except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
             log.exception("dcp: pruning failed; the request is sent unchanged")
             return
-        # Bookkeeping first: the context figure reads the history as stored, before placeholders.
         self.finish(outgoing, messages)
-        try:
-            apply(outgoing.patches)
-        except Exception:  # noqa: BLE001 - fail open: the request goes out unpruned
-            log.exception("dcp: pruning failed; the request is sent unchanged")
 
     # -- the session registry (see SessionRegistry) ------------------------------------------
     def _session(self, session_id: str, config: DcpConfig) -> HeldSession:

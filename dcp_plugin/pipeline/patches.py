@@ -17,11 +17,6 @@ from dcp_plugin.pipeline.placeholders import PLACEHOLDER_PREFIX
 
 __all__ = ["Applied", "Desync", "Patch", "Patches", "apply", "plan"]
 
-_PARTS = operator.itemgetter("parts")
-_STATE = operator.itemgetter("state")
-_CALL_ID = operator.itemgetter("callID")
-
-
 class Desync(Exception):
     """A decided call is no longer where the ledger saw it: the history changed under us."""
 
@@ -102,7 +97,7 @@ def _kept(rows: Rows, states: Sequence[ToolState | None]) -> Patches:
     )
 
 
-def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches | None:
+def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool, trusted_before: int, write: bool) -> Patches | None:
     """:func:`plan` over compiled rows; None when a row needs the general loop (which then decides).
 
     The freshness check of a whole output placeholder is :func:`~.freshness.still_fits` inlined
@@ -111,93 +106,88 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool) -> Patches
     call's ``callID``, a state without an output) goes to the general loop, which raises
     :class:`Desync` or accepts the part by its other identity, as always. ``record``: keep what
     each row's check found (``Rows.fits``), for a next request whose host vouches for it.
+
+    ``trusted_before``: a row in a message before it keeps what its last check found (the host
+    vouches for those messages; the row must still be reached, its part still name its call).
+    ``write``: each value is stored as soon as its row is found to fit, while the host's objects
+    are still in the cache (stored in a second pass, they were reached again from memory: a third
+    of the placeholders' cost); None puts back what was stored, so nothing stays half-written.
     """
     # The host's dicts, read as it sent them: each value is checked here before it is used.
     host: Sequence[Any] = messages
     states: list[Any] = []  # the rows' state dicts (None where a check failed)
-    keep = states.append
-    prefix = PLACEHOLDER_PREFIX
-    missed = False
+    olds: list[object] = []  # with ``write``: what each stored field held before, row by row
+    prefix, fits, decisions, fields = PLACEHOLDER_PREFIX, rows.fits, rows.decisions, rows.fields
+    missed = unusual = False
+    index = -1
     # One pass, one object visited once: the cost is the host's objects' memory, not the tests.
+    # Decisions are read by index, when a row needs one (zipped, each would be reached too), and
+    # the zip takes no ``strict``: mypyc compiles a bare zip of lists into one indexed loop, where
+    # any keyword makes it a generic iterator with a tuple per row (Rows keeps its columns equal).
     try:
-        for decision, message_index, part_index, call_id, length in zip(
-            rows.decisions, rows.messages, rows.parts, rows.calls, rows.lengths, strict=True
+        for message_index, part_index, call_id, length, value in zip(  # noqa: B905
+            rows.messages, rows.parts, rows.calls, rows.lengths, rows.values
         ):
+            index += 1
             part = host[message_index]["parts"][part_index]
             state = part["state"]
             if type(state) is not dict or type(part) is not dict or part["callID"] != call_id:
-                return None
-            if length >= 0:
-                current = state["output"]
-                if type(current) is str:
-                    if (
-                        len(current) > length
-                        and not current.startswith(prefix)
-                        and state.get("status") == "completed"
-                        and not (type(when := state.get("time")) is dict and when.get("compacted"))
-                    ):
-                        keep(state)
-                    else:
-                        keep(None)
-                        missed = True
-                    continue
-            if still_fits(decision, state):
-                keep(state)
+                unusual = True
+                break
+            old: object = None  # the field's value, when the check read it
+            if message_index < trusted_before and (found := fits[index]) != UNCHECKED:
+                fit = found == FIT
+            elif length >= 0 and type(current := state["output"]) is str:
+                fit = (
+                    len(current) > length
+                    and not current.startswith(prefix)
+                    and state.get("status") == "completed"
+                    and not (type(when := state.get("time")) is dict and when.get("compacted"))
+                )
+                old = current
             else:
-                keep(None)
+                fit = still_fits(decisions[index], state)
+            if not fit:
+                states.append(None)
+                if write:
+                    olds.append(None)
                 missed = True
+                continue
+            states.append(state)
+            if write:
+                field = fields[index]
+                # Always there: a value fits only over a field the state has.
+                olds.append(old if old is not None else state[field])
+                # Inputs are copied so that a host mutating what it sent cannot alter our cached value.
+                state[field] = dict(value) if type(value) is dict else value
     except (IndexError, KeyError, TypeError):
+        unusual = True
+    except BaseException:
+        if write:
+            _put_back(states, rows.fields, olds)
+        raise
+    if unusual:
+        if write:
+            _put_back(states, rows.fields, olds)
         return None
     if record:
-        rows.fits[:] = bytes((FIT,)) * len(states)
+        # In one store, then the misses (few): a store per row would be a call per row.
+        fits[:] = bytes((FIT,)) * len(states)
+        if missed:
+            for index, reached in enumerate(states):
+                if reached is None:
+                    fits[index] = MISSED
     if not missed:
         return _whole(rows, states)  # no None left
-    if record:
-        for index, found in enumerate(states):
-            if found is None:
-                rows.fits[index] = MISSED
     return _kept(rows, states)
 
 
-def _to_check(rows: Rows, unchanged_before: int) -> list[int]:
-    """The rows compiled since the last check, and those in messages from ``unchanged_before`` on, in order."""
-    # Searched in C: a warm request has a handful of either among thousands of rows.
-    fits, check = rows.fits, []
-    index = fits.find(UNCHECKED)
-    while index >= 0:
-        check.append(index)
-        index = fits.find(UNCHECKED, index + 1)
-    if rows.messages and max(rows.messages) >= unchanged_before:
-        check = sorted({*check, *(i for i, m in enumerate(rows.messages) if m >= unchanged_before)})
-    return check
-
-
-def _plan_vouched(messages: Sequence[Message], rows: Rows, unchanged_before: int) -> Patches | None:
-    """:func:`plan` over compiled rows when the host vouches that the first ``unchanged_before`` messages are,
-    in content, those of the request planned last: a row there keeps what its last check found.
-
-    Every row's tool state is still reached in ``messages`` (they may be new objects) and its part
-    still names the row's call; only rows in the other messages, and rows compiled since, are
-    checked (:func:`~.freshness.still_fits`). None when a row needs the general loop, as in :func:`_plan_rows`.
-    """
-    if not rows.decisions:
-        return _whole(rows, [])
-    # Reaching the states is chained in C, one row after the other: no check left to interleave.
-    try:
-        parts = list(map(operator.getitem, map(_PARTS, map(messages.__getitem__, rows.messages)), rows.parts))
-        if list(map(_CALL_ID, parts)) != rows.calls or set(map(type, parts)) != {dict}:
-            return None
-        states: list[ToolState] = list(map(_STATE, parts))
-    except (IndexError, KeyError, TypeError):
-        return None
-    if set(map(type, states)) != {dict}:
-        return None
-    fits, decisions = rows.fits, rows.decisions
-    for index in _to_check(rows, unchanged_before):
-        fits[index] = FIT if still_fits(decisions[index], states[index]) else MISSED
-    if MISSED not in fits:
-        return _whole(rows, states)
-    return _kept(rows, [state if fit == FIT else None for state, fit in zip(states, fits, strict=True)])
+def _put_back(states: list[Any], fields: Sequence[str], olds: list[object]) -> None:
+    """Undo the stores of an unfinished :func:`_plan_rows`, the latest first (a state the host sent twice)."""
+    for index in range(min(len(states), len(olds)) - 1, -1, -1):
+        state = states[index]
+        if state is not None:
+            state[fields[index]] = olds[index]
 
 
 def plan(
@@ -207,6 +197,7 @@ def plan(
     since_token: bool = False,
     unchanged_before: int = 0,
     record: bool = True,
+    write: bool = False,
 ) -> Patches:
     """(decision, state) pairs for every applied decision still in force; Desync if a call moved.
 
@@ -221,16 +212,16 @@ def plan(
 
     ``unchanged_before``: the host vouches that its first so many messages are, in content, those
     of the request planned last (their objects may be new): the decisions there keep what that
-    request's check found (:func:`_plan_vouched`). ``record=False``: a list that is not a request
-    (a command's), whose checks must not stand for the next request.
+    request's check found. ``record=False``: a list that is not a request (a command's), whose
+    checks must not stand for the next request.
+
+    ``write``: the patches are also applied (as :func:`apply` does), each as soon as it is
+    planned; on :class:`Desync` nothing is written.
     """
     if type(applied) is Applied and not since_token:
         rows = applied.rows()
-        planned = None
-        if unchanged_before > 0 and record:
-            planned = _plan_vouched(messages, rows, unchanged_before)
-        if planned is None:
-            planned = _plan_rows(messages, rows, record)
+        trusted_before = unchanged_before if record else 0
+        planned = _plan_rows(messages, rows, record, trusted_before, write)
         if planned is not None:
             return planned
         if record:
@@ -249,7 +240,10 @@ def plan(
             continue  # the host changed the field since: it goes out as the host sent it
         keep_decision(decision)
         keep_state(state)
-    return Patches(decisions, states)
+    patches = Patches(decisions, states)
+    if write:
+        apply(patches)
+    return patches
 
 
 def apply(patches: Patches) -> None:

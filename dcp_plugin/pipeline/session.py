@@ -257,13 +257,20 @@ class SessionState:
 
     # -- the request path --------------------------------------------------------------------
     def patches(
-        self, messages: Sequence[Message], since: tuple[int, int] | None, verdict: Continuity, *, request: bool = True
+        self,
+        messages: Sequence[Message],
+        since: tuple[int, int] | None,
+        verdict: Continuity,
+        *,
+        request: bool = True,
+        write: bool = False,
     ) -> tuple[Patches, bool]:
         """The decisions in force paired with ``messages``: only those newer than ``since`` (a caller's token) when
         it still holds, with whether that was so. Raises Desync when a decided call moved.
 
         ``request=False``: ``messages`` is not a request (a command reads the state); what its
-        check finds does not stand for the next request.
+        check finds does not stand for the next request. ``write``: the patches are written into
+        ``messages`` as they are planned (nothing is, on Desync).
         """
         applied = self.applied
         if (
@@ -272,11 +279,11 @@ class SessionState:
             and 0 <= since[1] <= len(applied)
             and not kept_went_stale(applied[: since[1]], messages, verdict)
         ):
-            return plan(messages, applied[since[1] :], since_token=True), True
+            return plan(messages, applied[since[1] :], since_token=True, write=write), True
         # The host's word on an unchanged prefix stands only against the checks of the request it
         # compares with: the latest one, planned here (not a command's list).
         vouched = verdict.unchanged if request and self._fits_trusted else 0
-        planned = plan(messages, applied, unchanged_before=vouched, record=request)
+        planned = plan(messages, applied, unchanged_before=vouched, record=request, write=write)
         if request:
             self._fits_recorded = True
         return planned, False

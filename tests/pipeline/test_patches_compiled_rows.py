@@ -167,3 +167,49 @@ def test_a_checkpoint_pickles_the_decisions_without_the_rows() -> None:
     assert type(loaded) is Applied
     assert [d.value for d in loaded] == [d.value for d in applied]
     assert [d.value for d in plan(MESSAGES, loaded).decisions] == [d.value for d in plan(MESSAGES, applied).decisions]
+
+
+@settings(max_examples=60, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), CHANGES), max_size=12))
+def test_planning_with_write_stores_what_planning_then_applying_stores(edits: list[tuple[int, str]]) -> None:
+    written, applied = host_edited(edits), host_edited(edits)
+    try:
+        expected = plan(applied, STATE.applied)
+    except Desync:
+        with pytest.raises(Desync):
+            plan(written, STATE.applied, write=True)
+        assert written == host_edited(edits)  # nothing stays written
+        return
+    apply(expected)
+    assert plan(written, STATE.applied, write=True) == expected
+    assert written == applied
+
+
+def test_a_call_gone_after_others_were_written_leaves_nothing_written() -> None:
+    messages = copy.deepcopy(MESSAGES)
+    record = STATE.in_force()[-1].record  # the last row: every other one is written before it
+    del messages[record.message_index]["parts"][record.part_index:]
+    before = copy.deepcopy(messages)
+    with pytest.raises(Desync):
+        plan(messages, STATE.applied, write=True)
+    assert messages == before
+
+
+class _Unreadable(str):
+    """A call id the host built badly: comparing it fails."""
+
+    def __ne__(self, other: object) -> bool:
+        raise RuntimeError("host object failed")
+
+    __hash__ = str.__hash__
+
+
+def test_an_error_from_the_hosts_objects_midway_puts_back_what_was_written() -> None:
+    messages = copy.deepcopy(MESSAGES)
+    record = STATE.in_force()[-1].record
+    part = messages[record.message_index]["parts"][record.part_index]
+    part["callID"] = _Unreadable(part["callID"])
+    before = copy.deepcopy(messages)
+    with pytest.raises(RuntimeError, match="host object failed"):
+        plan(messages, STATE.applied, write=True)
+    assert messages == before
