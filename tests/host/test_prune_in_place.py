@@ -24,9 +24,14 @@ def in_three_steps(runtime: Runtime, messages: list[dict[str, Any]]) -> None:
     apply(outgoing.patches)
 
 
+def fresh_runtime() -> Runtime:
+    """A runtime of its own, with the config every test here uses."""
+    return Runtime(DEFAULT_DIRECTORY, StaticConfig(CONFIG))
+
+
 def both_ways(history: list[dict[str, Any]], counts: list[int]) -> None:
     """Each request of ``history`` through ``prune`` and through the three steps: the same list, the same figures."""
-    pruned, stepped = Runtime(DEFAULT_DIRECTORY, StaticConfig(CONFIG)), Runtime(DEFAULT_DIRECTORY, StaticConfig(CONFIG))
+    pruned, stepped = fresh_runtime(), fresh_runtime()
     for count in counts:
         by_prune, by_steps = copy.deepcopy(history[:count]), copy.deepcopy(history[:count])
         pruned.prune(SESSION, by_prune)
@@ -42,10 +47,9 @@ def test_prune_sends_and_books_what_the_three_steps_do_over_a_session(seed: int)
     both_ways(history, sorted({*request_points(history), len(history)}))
 
 
-
 def test_a_decided_call_gone_unannounced_is_walked_again_and_pruned_as_by_the_three_steps() -> None:
     history = generate_session(160, seed=3)["messages"]
-    pruned, stepped = Runtime(DEFAULT_DIRECTORY, StaticConfig(CONFIG)), Runtime(DEFAULT_DIRECTORY, StaticConfig(CONFIG))
+    pruned, stepped = fresh_runtime(), fresh_runtime()
     pruned.prune(SESSION, copy.deepcopy(history))
     in_three_steps(stepped, copy.deepcopy(history))
     view = pruned.view(SESSION)
