@@ -32,7 +32,7 @@ class Adapter:
             self.begin(builder)
         return builder
 
-    def to_view(self, items: Sequence[Any], session_id: str) -> View:
+    def to_view(self, items: Sequence[object], session_id: str) -> View:
         """The whole view of ``items``."""
         builder = self.start(session_id)
         self.feed(builder, items, 0)

@@ -18,9 +18,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from dcp_plugin.adapters.formats.adapter import FORMATS, OPENAI_CHAT, OPENAI_RESPONSES, Adapter, with_system
 from dcp_plugin.adapters.formats.usage import usage_tokens
@@ -35,6 +35,10 @@ from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import Decision
 
 log = logging.getLogger("dcp_plugin")
+
+# The caller's item type (a provider's message dicts, LangChain's message objects): a list of them
+# comes back, rewritten items being new objects of the same kind.
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +158,8 @@ class Pruner:
 
     # -- one entry point per format ---------------------------------------------------------
     def openai_chat(
-        self, messages: list[Any], *, session_id: str, model: str | None = None, usage: Any = None
-    ) -> list[Any]:
+        self, messages: list[Item], *, session_id: str, model: str | None = None, usage: Any = None
+    ) -> list[Item]:
         """The Chat Completions ``messages`` to send, pruned.
 
         ``usage``: the previous response (or its ``usage``); its assistant message is the newest
@@ -164,20 +168,20 @@ class Pruner:
         return self.prune(OPENAI_CHAT, messages, session_id=session_id, model=model, usage=usage)
 
     def openai_responses(
-        self, items: list[Any], *, session_id: str, model: str | None = None, usage: Any = None
-    ) -> list[Any]:
+        self, items: list[Item], *, session_id: str, model: str | None = None, usage: Any = None
+    ) -> list[Item]:
         """The Responses ``input`` items to send, pruned; ``usage`` as for :meth:`openai_chat`."""
         return self.prune(OPENAI_RESPONSES, items, session_id=session_id, model=model, usage=usage)
 
     def anthropic(
         self,
-        messages: list[Any],
+        messages: list[Item],
         *,
         session_id: str,
         system: Any = None,
         model: str | None = None,
         usage: Any = None,
-    ) -> list[Any]:
+    ) -> list[Item]:
         """The Messages API ``messages`` to send, pruned; ``system`` is read (for the budget), never changed.
 
         ``usage`` as for :meth:`openai_chat` (Anthropic's ``input_tokens`` plus its cache counts).
@@ -188,13 +192,13 @@ class Pruner:
     def prune(
         self,
         adapter: Adapter,
-        items: list[Any],
+        items: list[Item],
         *,
         session_id: str,
         model: str | None = None,
         provider: str | None = None,
         usage: Any = None,
-    ) -> list[Any]:
+    ) -> list[Item]:
         """Prune ``items`` through ``adapter``: view, runtime, placeholders, back to the format; never raises.
 
         ``usage``: the provider's usage of the previous response (see :func:`~dcp_plugin.adapters.formats.usage.usage_tokens`).
@@ -223,7 +227,7 @@ class Pruner:
         return result
 
     def _session(
-        self, adapter: Adapter, items: list[Any], session_id: str, model: ModelRef, tokens: dict[str, Any] | None = None
+        self, adapter: Adapter, items: Sequence[object], session_id: str, model: ModelRef, tokens: dict[str, Any] | None = None
     ) -> _Session:
         """The session's view, fed with the items added since the last request (or read anew).
 
@@ -259,7 +263,7 @@ class Pruner:
             session.model = model
         return session
 
-    def _write(self, adapter: Adapter, session: _Session, items: list[Any], outgoing: Outgoing) -> list[Any]:
+    def _write(self, adapter: Adapter, session: _Session, items: list[Item], outgoing: Outgoing) -> list[Item]:
         """The provider list with every decision in force written; only items with new decisions are rebuilt.
 
         The runtime hands over only the decisions made since the session's token (or all of
@@ -300,7 +304,7 @@ class Pruner:
         """What the session's latest request no longer carries in media."""
         return self._media.get(session_id, MediaRemoved())
 
-    def view(self, adapter: Adapter | str, items: list[Any], *, session_id: str = "default") -> View:
+    def view(self, adapter: Adapter | str, items: Sequence[object], *, session_id: str = "default") -> View:
         """The OpenCode-shaped view the pipeline sees of ``items`` (for commands, replays and tests)."""
         chosen = FORMATS[adapter] if isinstance(adapter, str) else adapter
         return chosen.to_view(items, session_id)
@@ -327,7 +331,7 @@ class Pruner:
         arguments: str,
         *,
         session_id: str,
-        messages: list[Any] | None = None,
+        messages: Sequence[object] | None = None,
         format: Adapter | str | None = None,
         model: str | None = None,
     ) -> str | None:
@@ -352,7 +356,8 @@ class Pruner:
             ref = ModelRef(chosen.provider or None if chosen is not None else None, named)
             try:
                 if messages and chosen is not None:
-                    view = self._session(chosen, messages, session_id, ref).builder.view.messages
+                    # A list, as a request's: read as another sequence, it would never continue the session's.
+                    view = self._session(chosen, list(messages), session_id, ref).builder.view.messages
                 elif known is not None:
                     view = known.builder.view.messages
             except Exception:  # noqa: BLE001 - answer from what the runtime already knows

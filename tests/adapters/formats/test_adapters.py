@@ -210,6 +210,15 @@ def test_commands_answer_over_the_same_runtime() -> None:
     assert pruner.command("stats", session_id="s") is not None
 
 
+def test_a_command_given_the_history_as_a_tuple_continues_the_session() -> None:
+    pruner = make_pruner()
+    messages = [{"role": "user", "content": "x"}, *chat_read("c1"), *chat_read("c2")]
+    pruner.openai_chat(messages, session_id="s")
+    text = pruner.command("context", session_id="s", messages=tuple(messages))
+    assert text is not None and "1 pruned" in text
+    assert pruner.runtime.view("s").restarts == 0  # type: ignore[union-attr]
+
+
 def test_validators_report_an_unanswered_call_in_every_format() -> None:
     chat = [{"role": "user", "content": "x"}, chat_read("c1")[0], {"role": "user", "content": "y"}]
     assert any("not answered" in p for p in validate.openai_chat(chat))
