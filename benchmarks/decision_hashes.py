@@ -74,13 +74,13 @@ def pluggy_digest(messages: list[dict[str, Any]], directory: str, compacting: bo
     for count in _points(messages):
         outgoing = _host_copy(messages, count, compacting)
         pm.hook.chat_messages_transform(input={"sessionID": session_id}, output={"messages": outgoing})
-        sent = runtime.last_outgoing(session_id)
+        sent = runtime.last_sent(session_id)
         if sent is None:
             digest.update(f"{count}:none\n".encode())
             continue
         rows = [
             (d.call_id, d.record.message_index, d.record.part_index, d.field, state.get(d.field))
-            for d, state in sent.patches
+            for d, state in sent.located(outgoing)
         ]
         # The written values must be where the patches say they are.
         for (_, mi, pi, field, value) in rows:

@@ -5,7 +5,7 @@ so the plugin sees pristine tool states each time. Copying a 20,000-message hist
 request would cost far more than the plugin, so the host here keeps one working copy
 whose tool-state dicts are shallow copies of the originals, sends prefixes of it, and
 after each request puts back the original values of the fields the plugin replaced
-(the patches of the runtime's ``last_outgoing``). Restoring is not timed.
+(the decisions of the runtime's ``last_sent``). Restoring is not timed.
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ class BenchHost:
 
     def undo(self) -> None:
         """Put back what the latest request replaced in the working copy."""
-        sent = self.runtime.last_outgoing(self.session_id)
+        sent = self.runtime.last_sent(self.session_id)
         if sent is not None:
-            undo_patches(self.original, sent.patches)
+            undo_patches(self.original, sent.located(self.working[: self._sent]))
 
     def request_fresh(self, count: int, vouch: bool = False) -> float:
         """Send a fresh copy of the first ``count`` messages; milliseconds it took (``vouch`` as for :meth:`request`).

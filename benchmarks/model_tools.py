@@ -142,9 +142,9 @@ def _request_times(history: list[dict[str, Any]], size: int, offered: bool, warm
     cold = (time.perf_counter() - start) * 1000
     times = []
     for count in range(size, size + warm + 1):
-        sent = runtime.last_outgoing(session)
+        sent = runtime.last_sent(session)
         if sent is not None:
-            undo_patches(history, sent.patches)
+            undo_patches(history, sent.located(working[:count]))
         start = time.perf_counter()
         runtime.prune(session, working[: count + 1])
         times.append((time.perf_counter() - start) * 1000)

@@ -12,7 +12,7 @@ from dcp_plugin.host.first_sight import FirstSight
 from dcp_plugin.host.held import HeldSession
 from dcp_plugin.host.idle import SessionLru
 from dcp_plugin.host.persistence import Persistence
-from dcp_plugin.host.results import Outgoing
+from dcp_plugin.host.results import Outgoing, Sent
 from dcp_plugin.host.tool_service import OpenSession, ToolService
 from dcp_plugin.pipeline.session import SessionState
 
@@ -34,7 +34,7 @@ class SessionRegistry:
         # This lock guards only what sessions share (the map, the latest outgoing per session) and
         # is held briefly; each session has its own.
         self._lock = threading.RLock()
-        self._last: dict[str, Outgoing] = {}
+        self._last: dict[str, Sent] = {}
         self._first_sight, self._checkpoints, self._persistence, self._tools = first_sight, checkpoints, persistence, tools
 
     def find(self, session_id: str) -> HeldSession | None:
@@ -73,11 +73,12 @@ class SessionRegistry:
         return lambda config: self.locked(self.get(session_id, config, directory, project_root))
 
     def remember(self, outgoing: Outgoing) -> None:
-        """Keep what a session's latest request wrote."""
+        """Keep what a session's latest request wrote (its decisions, not the host's objects)."""
+        sent = Sent(outgoing.session_id, outgoing.patches.decisions, outgoing.saved_tokens, outgoing.in_force)
         with self._lock:
-            self._last[outgoing.session_id] = outgoing
+            self._last[outgoing.session_id] = sent
 
-    def last(self, session_id: str) -> Outgoing | None:
+    def last(self, session_id: str) -> Sent | None:
         """What the latest request of a session wrote."""
         with self._lock:
             return self._last.get(session_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -11,6 +11,7 @@ from dcp_plugin.budget.snapshot import ContextSnapshot
 from dcp_plugin.config.model import DcpConfig
 from dcp_plugin.cost.overhead import PluginText
 from dcp_plugin.host.rows import CallRow, PruneRow, SkipRow, call_row, call_rows, prune_rows, skip_rows
+from dcp_plugin.model.messages import locate
 from dcp_plugin.model.refs import ModelRef
 from dcp_plugin.pipeline.decisions import CallRecord, Decision
 from dcp_plugin.pipeline.modeltools import Tally
@@ -39,6 +40,32 @@ class Outgoing:
     in_force: int  # how many calls those decisions prune
     # The context now, taken before the patches were written (prepare's ``write``); None: finish reads it.
     context: ContextSnapshot | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What a session's latest request wrote: its decisions, not the host's objects it wrote them into.
+
+    Kept until the next request. Keeping the tool states too would keep the host's list alive
+    that long: a host that builds its list anew for every request lets go of the previous one
+    once it is sent, and the next request would free its tool states instead (measured: a fifth
+    of a warm request on a fresh copy at 20,000 messages).
+    """
+
+    session_id: str
+    decisions: Sequence[Decision]  # in force on that request (only those since the caller's token, if it gave one)
+    saved_tokens: int
+    in_force: int
+
+    def located(self, messages: Sequence[object]) -> Patches:
+        """The (decision, tool state) pairs of this request in ``messages``, the list it wrote into."""
+        states = []
+        for decision in self.decisions:
+            state = locate(messages, decision.record)
+            if state is None:
+                raise ValueError(f"call {decision.call_id} is not where this request wrote it")
+            states.append(state)
+        return Patches(self.decisions, states)
 
 
 @dataclass(frozen=True, slots=True)

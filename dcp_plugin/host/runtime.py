@@ -84,9 +84,9 @@ class Runtime:
         self.stored_stats, self.store_busy = self._persistence.stats, self._persistence.busy
         self.wait_for_notices, self.wait_for_checkpoints = self.notifier.wait, self._checkpoints.wait
         self.tool_definitions, self.system_text = self._tools.definitions, self._tools.system_text
-        # drop: forget a session (its saved state stays; it is restored on next sight). last_outgoing:
+        # drop: forget a session (its saved state stays; it is restored on next sight). last_sent:
         # what a session's latest request wrote (replay and benchmarks undo and count it).
-        self.drop, self.session_ids, self.last_outgoing = self._registry.drop, self._registry.ids, self._registry.last
+        self.drop, self.session_ids, self.last_sent = self._registry.drop, self._registry.ids, self._registry.last
 
     # -- setup -------------------------------------------------------------------------------
     def startup(self, host: HostStartup) -> None:

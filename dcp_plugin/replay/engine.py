@@ -383,12 +383,12 @@ def _replay_once(
         clock = time.perf_counter()
         hook(input={"sessionID": session}, output={"messages": outgoing})
         elapsed = (time.perf_counter() - clock) * 1000
-        sent = runtime.last_outgoing(session)
+        sent = runtime.last_sent(session)
         patches: dict[PatchKey, tuple[Any, int]] = {}
         owners: dict[PatchKey, str] = {}
         saved_by: dict[str, int] = {}
         if sent is not None:
-            for decision, _ in sent.patches:
+            for decision in sent.decisions:
                 record = decision.record
                 key = (begin + record.message_index, record.part_index, decision.field)
                 patches[key] = (decision.value, decision.tokens_saved)
@@ -409,7 +409,7 @@ def _replay_once(
             )
         )
         if sent is not None:
-            undo_patches(pristine, sent.patches, begin)
+            undo_patches(pristine, sent.located(outgoing), begin)
         walk.check(request, patches, owners)
         report.requests.append(
             RequestRow(

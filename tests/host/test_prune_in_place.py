@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any
 
 import pytest
@@ -64,3 +65,40 @@ def test_a_decided_call_gone_unannounced_is_walked_again_and_pruned_as_by_the_th
     assert pruned.snapshot(SESSION) == stepped.snapshot(SESSION)
     restarted = pruned.view(SESSION)
     assert restarted is not None and restarted.restarts == 1
+
+
+def test_a_request_keeps_no_reference_to_the_tool_states_it_wrote_into() -> None:
+    # A host that builds its list anew for every request frees the previous one once it is sent.
+    history = generate_session(160, seed=4)["messages"]
+    runtime = fresh_runtime()
+    runtime.prune(SESSION, copy.deepcopy(history))
+    sent = copy.deepcopy(history)
+    states = [part["state"] for message in sent for part in message["parts"] if isinstance(part.get("state"), dict)]
+    held = [sys.getrefcount(state) for state in states]
+    runtime.prune(SESSION, sent)
+    written = runtime.last_sent(SESSION)
+    assert written is not None and written.decisions
+    assert [sys.getrefcount(state) for state in states] == held
+
+
+def test_what_a_request_wrote_is_found_again_in_the_list_it_wrote_into() -> None:
+    history = generate_session(160, seed=4)["messages"]
+    runtime = fresh_runtime()
+    sent = copy.deepcopy(history)
+    runtime.prune(SESSION, sent)
+    written = runtime.last_sent(SESSION)
+    assert written is not None and written.decisions
+    for decision, state in written.located(sent):
+        record = decision.record
+        assert state is sent[record.message_index]["parts"][record.part_index]["state"]
+        assert state[decision.field] == decision.value
+
+
+def test_what_a_request_wrote_is_not_found_in_a_list_without_its_calls() -> None:
+    history = generate_session(160, seed=4)["messages"]
+    runtime = fresh_runtime()
+    runtime.prune(SESSION, copy.deepcopy(history))
+    written = runtime.last_sent(SESSION)
+    assert written is not None and written.decisions
+    with pytest.raises(ValueError, match=written.decisions[0].call_id):
+        written.located(history[: written.decisions[0].record.message_index])
