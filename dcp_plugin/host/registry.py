@@ -78,6 +78,11 @@ class SessionRegistry:
         with self._lock:
             self._last[outgoing.session_id] = sent
 
+    def forget_sent(self, session_id: str) -> None:
+        """A request of the session has begun: until it is planned, nothing stands as written."""
+        with self._lock:
+            self._last.pop(session_id, None)
+
     def last(self, session_id: str) -> Sent | None:
         """What the latest request of a session wrote."""
         with self._lock:

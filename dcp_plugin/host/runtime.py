@@ -25,7 +25,6 @@ from dcp_plugin.host.bookkeeping import Bookkeeper
 from dcp_plugin.host.checkpoint_policy import CheckpointPolicy
 from dcp_plugin.host.config_slot import ConfigProvider, ConfigSlot, StaticConfig
 from dcp_plugin.host.first_sight import FirstSight, stored_snapshot
-from dcp_plugin.host.held import HeldSession
 from dcp_plugin.host.hostspec import HostStartup, Summarize
 from dcp_plugin.host.idle import IDLE_SECONDS, MAX_SESSIONS, SessionLru
 from dcp_plugin.host.notifier import Notifier, Notify
@@ -134,8 +133,9 @@ class Runtime:
         config = self.config()
         if not config.enabled:
             return None
-        messages, session = as_messages(messages), self._session(session_id, config)
+        messages, session = as_messages(messages), self._registry.get(session_id, config, self.directory, self.project_root)
         with self._registry.locked(session) as state:
+            self._registry.forget_sent(session_id)  # until this request is planned: if it fails, it wrote nothing
             host_model = self._host_model(model)
             verdict = state.update(messages, continuity, request=request, model=host_model)
             # The newest model a message names, blanks filled from the host's, then the startup one.
@@ -201,9 +201,6 @@ class Runtime:
         self.finish(outgoing, messages)
 
     # -- the session registry (see SessionRegistry) ------------------------------------------
-    def _session(self, session_id: str, config: DcpConfig) -> HeldSession:
-        return self._registry.get(session_id, config, self.directory, self.project_root)
-
     # -- the user's operations ---------------------------------------------------------------
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""

@@ -380,13 +380,10 @@ def _replay_once(
         if len(working) < len(pristine):  # the walk put a re-read in at the end of the last request
             working.insert(end - 1, _working_copy(pristine[end - 1]))
         outgoing = working[begin:end]
-        before = runtime.last_sent(session)
         clock = time.perf_counter()
         hook(input={"sessionID": session}, output={"messages": outgoing})
         elapsed = (time.perf_counter() - clock) * 1000
-        sent = runtime.last_sent(session)
-        if sent is before:
-            sent = None  # the plugin failed open: this request went out as the host sent it
+        sent = runtime.last_sent(session)  # None when the plugin failed open: the request went out as sent
         patches: dict[PatchKey, tuple[Any, int]] = {}
         owners: dict[PatchKey, str] = {}
         saved_by: dict[str, int] = {}

@@ -102,3 +102,19 @@ def test_what_a_request_wrote_is_not_found_in_a_list_without_its_calls() -> None
     assert written is not None and written.decisions
     with pytest.raises(ValueError, match=written.decisions[0].call_id):
         written.located(history[: written.decisions[0].record.message_index])
+
+
+def test_a_request_that_fails_open_leaves_nothing_standing_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    history = generate_session(160, seed=4)["messages"]
+    runtime = fresh_runtime()
+    runtime.prune(SESSION, copy.deepcopy(history))
+    assert runtime.last_sent(SESSION) is not None
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in planning")
+
+    monkeypatch.setattr("dcp_plugin.pipeline.session.SessionState.patches", broken)
+    sent = copy.deepcopy(history)
+    runtime.prune(SESSION, sent)
+    assert sent == history
+    assert runtime.last_sent(SESSION) is None

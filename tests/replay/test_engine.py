@@ -14,6 +14,7 @@ import pytest
 
 from dcp_plugin.cli.main import main
 from dcp_plugin.model.tokens import estimate_content_tokens, message_prompt_tokens
+from dcp_plugin.pipeline.session import SessionState
 from dcp_plugin.replay.engine import plugin_host, replay, request_points
 from dcp_plugin.replay.file_error import SessionFileError
 from dcp_plugin.replay.sessionfile import example_session_path, load_session, parse_session
@@ -293,22 +294,24 @@ def test_the_lsp_shape_does_the_same_calls_with_opencode_s_results():
     assert blocks and all(o.startswith(heads) for o in blocks)
 
 
-def test_a_request_the_plugin_failed_on_is_replayed_as_sent_unpruned(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_request_the_plugin_failed_on_is_replayed_as_sent_unpruned(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     messages = generate_session(200, seed=5)["messages"]
     directory = "/proj"
     pm, runtime = plugin_host(directory, make_config())
     failing = len(request_points(messages)) // 2
     calls = 0
-    prepare = runtime.prepare
+    patches = SessionState.patches
 
     def fails_once(*args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
-        if calls == failing:
+        if calls == failing:  # one planning per request: the session's list never moves a decided call
             raise RuntimeError("a bug in the plugin")
-        return prepare(*args, **kwargs)
+        return patches(*args, **kwargs)
 
-    runtime.prepare = fails_once  # type: ignore[method-assign]
+    monkeypatch.setattr(SessionState, "patches", fails_once)
     report = replay(messages, directory, host=(pm, runtime))
     failed = report.requests[failing - 1]
     assert "a bug in the plugin" in caplog.text
