@@ -11,6 +11,7 @@ after each request puts back the original values of the fields the plugin replac
 from __future__ import annotations
 
 import gc
+import json
 import time
 from typing import Any
 
@@ -45,6 +46,7 @@ class BenchHost:
         self.pm, self.runtime = plugin_host(directory, config)
         self._hook = self.pm.hook.chat_messages_transform
         self._sent = 0  # messages in the latest request: what a vouching host says is unchanged
+        self._texts: list[str] | None = None  # each message as JSON, made on the first decoded request
         # The history stands for the host's own heap: frozen, so that a collection triggered
         # during a request scans what the plugin allocated, not 20,000 messages of host data.
         gc.collect()
@@ -108,6 +110,28 @@ class BenchHost:
         start = time.perf_counter()
         hook(input=hook_input, output={"messages": outgoing})
         return (time.perf_counter() - start) * 1000
+
+    def request_decoded(self, count: int, vouch: bool = False) -> tuple[float, float]:
+        """Send the first ``count`` messages decoded from JSON; milliseconds of the request, then of ``json.dumps`` of what it sent.
+
+        A host that loads its history from storage for every request sends objects as decoding
+        lays them out: each message's dicts among its own strings, none shared with another list
+        (a fresh copy's strings and inputs are the history's own, allocated long before). The
+        plugin's cost is reaching those objects, so it depends on that layout; ``json.dumps`` of
+        the pruned list, as the host then sends it, is timed right after on the same objects.
+        Decoding and collecting the garbage it leaves are the host's work, not timed.
+        """
+        if self._texts is None:
+            self._texts = [json.dumps(message) for message in self.original]
+        outgoing = json.loads("[" + ",".join(self._texts[:count]) + "]")
+        gc.collect()
+        hook, hook_input = self._hook, self._input(count, vouch)
+        start = time.perf_counter()
+        hook(input=hook_input, output={"messages": outgoing})
+        elapsed = (time.perf_counter() - start) * 1000
+        start = time.perf_counter()
+        json.dumps(outgoing)
+        return elapsed, (time.perf_counter() - start) * 1000
 
     def close(self) -> None:
         """Forget the session and let the collector see the history again."""

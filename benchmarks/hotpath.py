@@ -41,10 +41,13 @@ def _ms(start: float) -> float:
 def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost) -> dict[str, Any]:
     """Through the hook: cold requests at the base size, then warm ones each adding one message.
 
-    ``warm`` pairs of warm requests reuse the working copy (placeholders undone after each); the
-    rest, in pairs too, get a freshly built copy of the history, as a host that re-reads its
-    storage does. Of each pair the first host says nothing, the second vouches for the messages
-    of its previous request (``unchangedBefore``), so that a change of load hits both alike.
+    ``warm`` pairs of warm requests reuse the working copy (placeholders undone after each); of
+    the rest, in pairs too, half get a freshly built shallow copy of the history (new dicts over
+    the history's own strings and inputs, as a host that keeps its history in memory sends it),
+    half a copy decoded from JSON (as a host that loads it from storage sends it), each timed
+    with ``json.dumps`` of what it sent. Of each pair the first host says nothing, the second
+    vouches for the messages of its previous request (``unchangedBefore``), so that a change of
+    load hits both alike.
 
     Each cold request is timed right after ``json.dumps`` of its list, with no session held: the
     yardstick the first-sight targets are judged by (:func:`yardstick_ratios`), taken next to each
@@ -62,12 +65,21 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
         cold.append(host.request(session.base))
     count = session.base
     samples: dict[str, list[float]] = {"reused": [], "reused_vouched": [], "fresh": [], "fresh_vouched": []}
-    for kind, pairs in (("reused", warm), ("fresh", (session.extra - 2 * warm) // 2)):
+    copies = (session.extra - 2 * warm) // 4  # pairs on fresh copies, and as many on decoded ones
+    for kind, pairs in (("reused", warm), ("fresh", copies)):
         send = host.request if kind == "reused" else host.request_fresh
         for _ in range(pairs):
             samples[kind].append(send(count + 1))
             samples[f"{kind}_vouched"].append(send(count + 2, vouch=True))
             count += 2
+    decoded: dict[str, list[float]] = {"said_nothing": [], "vouched": [], "dumps": [], "percent": [], "percent_vouched": []}
+    for _ in range(copies):
+        for vouch, key in ((False, ""), (True, "_vouched")):
+            count += 1
+            request_ms, dumps_ms = host.request_decoded(count, vouch=vouch)
+            decoded["vouched" if vouch else "said_nothing"].append(request_ms)
+            decoded["dumps"].append(dumps_ms)
+            decoded[f"percent{key}"].append(100 * request_ms / dumps_ms)
     return {
         "cold_ms": summary(cold),
         "json_dumps_quiet_cold_list_ms": summary(quiet),
@@ -75,6 +87,12 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
         "warm_vouched_ms": summary(samples["reused_vouched"]),
         "warm_fresh_copy_ms": summary(samples["fresh"]),
         "warm_fresh_copy_vouched_ms": summary(samples["fresh_vouched"]),
+        "warm_decoded_copy_ms": summary(decoded["said_nothing"]),
+        "warm_decoded_copy_vouched_ms": summary(decoded["vouched"]),
+        "json_dumps_decoded_copy_ms": summary(decoded["dumps"]),
+        # Each request against json.dumps of the very list it pruned (a decoded list serializes slower too).
+        "warm_decoded_copy_percent_of_json_dumps": summary(decoded["percent"]),
+        "warm_decoded_copy_vouched_percent_of_json_dumps": summary(decoded["percent_vouched"]),
         "warm_resyncs": host.restarts(),
     }
 

@@ -24,7 +24,10 @@ WARM_FACTOR = 5
 
 
 def warm_count(repeat: int) -> int:
-    """Warm requests on the reused working copy, of each kind (the host saying nothing, then vouching); ``repeat`` pairs follow on fresh copies."""
+    """Warm requests on the reused working copy, of each kind (the host saying nothing, then vouching).
+
+    ``repeat`` pairs follow on fresh copies, then ``repeat`` on copies decoded from JSON.
+    """
     return WARM_FACTOR * repeat
 
 
@@ -45,7 +48,9 @@ def sessions(
     sizes: Sequence[int], files: Sequence[Path], repeat: int, busy_sizes: Sequence[int] = ()
 ) -> list[Callable[[], BenchSession]]:
     """Loaders of every session to measure, generated first; loaded one at a time to bound memory."""
-    extra = 2 * (warm_count(repeat) + repeat)  # each warm request twice: the host saying nothing, then vouching
+    # Each warm request twice (the host saying nothing, then vouching): on the working copy, on
+    # fresh copies, on decoded copies.
+    extra = 2 * (warm_count(repeat) + 2 * repeat)
     loaders: list[Callable[[], BenchSession]] = [partial(generated, size, extra) for size in sizes]
     loaders += [partial(generated, size, extra, busy=True) for size in busy_sizes]
     loaders += [partial(recorded, path, extra) for path in files]

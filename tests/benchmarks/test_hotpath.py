@@ -16,7 +16,7 @@ from benchmarks.cli import main
 from benchmarks.equivalence import decision_map, from_scratch, incremental, reasons
 from benchmarks.harness import BenchHost, working_copy
 from benchmarks.hotpath import append_calls, profiled_calls
-from benchmarks.report import MACHINE_LABEL, VOUCHED_TITLE, YARDSTICK_TITLE
+from benchmarks.report import DECODED_TITLE, MACHINE_LABEL, VOUCHED_TITLE, YARDSTICK_TITLE
 from benchmarks.runner import run, warm_count
 from benchmarks.sessions import generated
 from benchmarks.targets import evaluate
@@ -31,6 +31,7 @@ pytestmark = pytest.mark.slow  # benchmarks
 REPEAT = 2
 TIMINGS = (
     "cold_ms", "restart_ms", "warm_ms", "warm_vouched_ms", "warm_fresh_copy_ms", "warm_fresh_copy_vouched_ms",
+    "warm_decoded_copy_ms", "warm_decoded_copy_vouched_ms", "json_dumps_decoded_copy_ms",
     "json_dumps_ms", "sync_and_strategies_ms", "placeholders_ms",
 )
 
@@ -66,6 +67,9 @@ def test_every_timing_has_median_and_p95_over_the_requested_samples(result: dict
             "warm_vouched_ms": warm_count(REPEAT),
             "warm_fresh_copy_ms": REPEAT,
             "warm_fresh_copy_vouched_ms": REPEAT,
+            "warm_decoded_copy_ms": REPEAT,
+            "warm_decoded_copy_vouched_ms": REPEAT,
+            "json_dumps_decoded_copy_ms": 2 * REPEAT,
             "json_dumps_ms": REPEAT,
             "sync_and_strategies_ms": warm_count(REPEAT) - 1,
             "placeholders_ms": warm_count(REPEAT),
@@ -93,11 +97,49 @@ def test_a_vouching_host_says_its_previous_request_is_unchanged_and_nothing_afte
         host.request(session.base + 2)
         host.request(session.base + 3, vouch=True)
         host.request_fresh(session.base + 5, vouch=True)
+        host.request_decoded(session.base + 6, vouch=True)
         host.forget()
         host.request(session.base, vouch=True)
     finally:
         host.close()
-    assert said == [None, None, session.base + 2, session.base + 3, None]
+    assert said == [None, None, session.base + 2, session.base + 3, session.base + 5, None]
+
+
+def test_a_decoded_copy_has_the_history_content_and_none_of_its_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = generated(60, 4)
+    host = BenchHost(session.messages, session.directory, DcpConfig(), "bench-decoded")
+    sent: list[list[dict[str, Any]]] = []
+    monkeypatch.setattr(host, "_hook", lambda input, output: sent.append(output["messages"]))
+    try:
+        host.request_decoded(session.base + 1)
+    finally:
+        host.close()
+    (decoded,) = sent
+    original = session.messages[: session.base + 1]
+    assert decoded == original
+    outputs = [
+        (p["state"]["output"], q["state"]["output"])
+        for m, n in zip(decoded, original, strict=True)
+        for p, q in zip(m["parts"], n["parts"], strict=True)
+        if isinstance(q.get("state"), dict) and isinstance(q["state"].get("output"), str) and len(q["state"]["output"]) > 1
+    ]
+    assert outputs and all(a is not b for a, b in outputs)
+
+
+def test_each_decoded_request_is_set_against_json_dumps_of_the_list_it_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = generated(60, 10)
+    host = BenchHost(session.messages, session.directory, DcpConfig(), "bench-decoded-ratio")
+    # (request ms, json.dumps ms) per decoded request: the host saying nothing, then vouching, twice.
+    timings = iter([(2.0, 100.0), (1.0, 100.0), (3.0, 50.0), (2.0, 50.0)])
+    monkeypatch.setattr(host, "request_decoded", lambda count, vouch=False: next(timings))
+    try:
+        row = benchmarks.hotpath.hook_timings(session, 1, 1, host)
+    finally:
+        host.close()
+    assert row["warm_decoded_copy_ms"]["n"] == row["warm_decoded_copy_vouched_ms"]["n"] == 2
+    assert row["warm_decoded_copy_percent_of_json_dumps"]["median"] == 4.0  # 2 % and 6 %
+    assert row["warm_decoded_copy_vouched_percent_of_json_dumps"]["median"] == 2.5  # 1 % and 4 %
+    assert row["json_dumps_decoded_copy_ms"]["median"] == 75.0
 
 
 def test_cold_and_warm_requests_are_reported_as_ratios_to_json_dumps_before_pruning(result: dict[str, Any]) -> None:
@@ -289,7 +331,7 @@ def test_cli_writes_json_and_markdown_without_local_paths(tmp_path: Path, record
     text = md.read_text(encoding="utf-8")
     assert [r["name"] for r in data["sessions"]] == ["generated 40", "export.json"]
     assert MACHINE_LABEL in text and "| generated 40 |" in text and "| export.json |" in text and YARDSTICK_TITLE in text
-    assert VOUCHED_TITLE in text
+    assert VOUCHED_TITLE in text and DECODED_TITLE in text
     assert str(tmp_path) not in text
     assert "generated 40" in capsys.readouterr().out
 
