@@ -133,7 +133,12 @@ class BenchHost:
         json.dumps(outgoing)
         return elapsed, (time.perf_counter() - start) * 1000
 
+    def forget_json(self) -> None:
+        """Let go of the history as JSON that decoded requests are made from."""
+        self._texts = None
+
     def close(self) -> None:
         """Forget the session and let the collector see the history again."""
         self.forget()
+        self.forget_json()
         gc.unfreeze()

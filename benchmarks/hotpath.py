@@ -44,8 +44,8 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
     ``warm`` pairs of warm requests reuse the working copy (placeholders undone after each); of
     the rest, in pairs too, half get a freshly built shallow copy of the history (new dicts over
     the history's own strings and inputs, as a host that keeps its history in memory sends it),
-    half a copy decoded from JSON (as a host that loads it from storage sends it), each timed
-    with ``json.dumps`` of what it sent. Of each pair the first host says nothing, the second
+    half a copy decoded from JSON (as a host that loads it from storage sends it), each of those
+    timed with ``json.dumps`` of what it sent. Of each pair the first host says nothing, the second
     vouches for the messages of its previous request (``unchangedBefore``), so that a change of
     load hits both alike.
 
@@ -80,6 +80,7 @@ def hook_timings(session: BenchSession, repeat: int, warm: int, host: BenchHost)
             decoded["vouched" if vouch else "said_nothing"].append(request_ms)
             decoded["dumps"].append(dumps_ms)
             decoded[f"percent{key}"].append(100 * request_ms / dumps_ms)
+    host.forget_json()  # the history as JSON: about 110 MB for the busy session, not needed after
     return {
         "cold_ms": summary(cold),
         "json_dumps_quiet_cold_list_ms": summary(quiet),
