@@ -18,7 +18,7 @@ from dcp_plugin.pipeline.session import SessionState
 
 
 class SessionRegistry:
-    """Every session of one host process, and the latest outgoing patches of each."""
+    """Every session of one host process, and what the latest request of each wrote (its decisions)."""
 
     def __init__(
         self,
@@ -31,7 +31,7 @@ class SessionRegistry:
         self._sessions: dict[str, HeldSession] = {}
         # Sessions are let go of when idle or beyond the cap (memory: a host may run for weeks).
         self._lru = lru
-        # This lock guards only what sessions share (the map, the latest outgoing per session) and
+        # This lock guards only what sessions share (the map, what each one's latest request wrote) and
         # is held briefly; each session has its own.
         self._lock = threading.RLock()
         self._last: dict[str, Sent] = {}

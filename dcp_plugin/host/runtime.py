@@ -200,7 +200,6 @@ class Runtime:
             return
         self.finish(outgoing, messages)
 
-    # -- the session registry (see SessionRegistry) ------------------------------------------
     # -- the user's operations ---------------------------------------------------------------
     def reset(self, session_id: str) -> None:
         """Start a session's decisions over on its next request (the host says its history was rewritten)."""
