@@ -51,8 +51,9 @@ def _extensions() -> tuple[list[Any], str | None]:
     except ImportError:
         return [], "mypyc is not available"
     paths = [path.relative_to(HERE).as_posix() for path in RULES.sources(HERE / "dcp_plugin")]
+    native = [Extension(name, [f"dcp_plugin/{source}"]) for name, source in RULES.NATIVE.items()]
     try:
-        return list(mypycify(paths, opt_level="3")), None
+        return [*mypycify(paths, opt_level="3"), *native], None
     except SystemExit:  # mypyc printed its errors, which pip shows only when verbose
         return [], f"{RULES.COMPILE_FAILED} (mypyc stopped: `pip install -v` shows why)"
     except Exception as exc:  # noqa: BLE001 - any failure leaves the plain Python build

@@ -34,6 +34,8 @@ FOLDERS = ("model", "budget", "cost", "pipeline", "pipeline/strategies")
 # Left in Python: a ClassVar in a dataclass (continuity), a field with init=False (calibration),
 # and a class the store subclasses (totals), which mypyc does not compile or does not allow.
 LEFT_OUT = frozenset({"model/continuity.py", "budget/calibration.py", "cost/totals.py"})
+# Written in C, built with the group and used only with it: module name, and its source relative to the package.
+NATIVE = {"dcp_plugin.pipeline._rowwalk": "pipeline/rowwalk.c"}
 # Written by the build next to the compiled modules: the digest of the sources they came from.
 STAMP = "_compiled.json"
 # How a build's stamp begins the reason when the compiler failed (tests/project/test_compiled.py reads it).
@@ -45,6 +47,11 @@ def sources(root: Path = ROOT) -> list[Path]:
     """The source files a build compiles, in a fixed order."""
     found = [path for folder in FOLDERS for path in sorted((root / folder).glob("*.py"))]
     return [path for path in found if path.relative_to(root).as_posix() not in LEFT_OUT]
+
+
+def native_sources(root: Path = ROOT) -> list[Path]:
+    """The C sources a build compiles beside the group (:data:`NATIVE`)."""
+    return [root / source for source in NATIVE.values()]
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -69,7 +76,10 @@ def write_stamp(target: Path, root: Path = ROOT, plain: str | None = None) -> No
     ``plain``: why the build compiled nothing (:func:`describe` tells the user).
     """
     paths = sources(root)
-    stamp: dict[str, object] = {"digest": digest(paths, root), "modules": [module_name(p, root) for p in paths]}
+    stamp: dict[str, object] = {
+        "digest": digest([*paths, *native_sources(root)], root),
+        "modules": [module_name(p, root) for p in paths] + list(NATIVE),
+    }
     if plain is not None:
         # No digest: compiled modules an earlier build left beside the sources are not used.
         stamp = {"modules": [], "plain": plain}
@@ -107,7 +117,7 @@ def _reason_for_python(root: Path, paths: Sequence[Path] | None = None) -> str |
         return f"{PURE_ENV} is set"
     built_from = _read_stamp(root).get("digest")
     try:
-        current = digest(paths, root)
+        current = digest([*paths, *native_sources(root)], root)
     except OSError:
         return "a source file could not be read"
     if built_from != current:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import collections
 import operator
-from collections.abc import Iterator, Sequence
-from typing import Any, cast, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, cast, overload
 
 from mypy_extensions import mypyc_attr
 
+from dcp_plugin import compiled
 from dcp_plugin.model.messages import Message, ToolState, locate
 from dcp_plugin.pipeline.applied import FIT, MISSED, UNCHECKED, Applied, Rows, Writes
 from dcp_plugin.pipeline.decisions import Decision
@@ -22,6 +23,25 @@ class Desync(Exception):
 
 
 Patch = tuple[Decision, ToolState]
+Walk = Callable[
+    [list[Any], list[int], list[int], list[str], list[int], list[str], list[Any], bytearray, int, bool, str,
+     Callable[[int, Any], bool]],
+    "tuple[list[Any], bool] | None",
+]
+
+
+def _native_walk() -> Walk | None:
+    """The walk of :func:`_plan_rows` in C (``rowwalk.c``), when this process runs the compiled core and the build made it."""
+    if not compiled.IN_USE:
+        return None
+    try:
+        from dcp_plugin.pipeline import _rowwalk
+    except ImportError:
+        return None
+    return _rowwalk.walk
+
+
+NATIVE_WALK: Final = _native_walk()
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -97,7 +117,9 @@ def _kept(rows: Rows, states: Sequence[ToolState | None]) -> Patches:
     )
 
 
-def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool, trusted_before: int, write: bool) -> Patches | None:
+def _plan_rows(
+    messages: Sequence[Message], rows: Rows, record: bool, trusted_before: int, write: bool, native: bool = True
+) -> Patches | None:
     """:func:`plan` over compiled rows; None when a row needs the general loop (which then decides).
 
     The freshness check of a whole output placeholder is :func:`~.freshness.still_fits` inlined
@@ -112,7 +134,26 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool, trusted_be
     ``write``: each value is stored as soon as its row is found to fit, while the host's objects
     are still in the cache (stored in a second pass, they were reached again from memory: a third
     of the placeholders' cost); None puts back what was stored, so nothing stays half-written.
+
+    ``native``: let the C walk (:data:`NATIVE_WALK`) do it first. It decides as this loop does, with
+    the next rows' objects asked for while the current ones are checked; on anything it does not
+    cover it puts back what it wrote and declines, and this loop runs as if it had not been called.
     """
+    walk = NATIVE_WALK if native else None
+    if walk is not None and type(messages) is list:
+        decisions_in_force = rows.decisions
+
+        def check(index: int, state: Any) -> bool:
+            return still_fits(decisions_in_force[index], state)
+
+        walked = walk(
+            messages,
+            rows.messages, rows.parts, rows.calls, rows.lengths, rows.fields, rows.values, rows.fits,
+            trusted_before, write, PLACEHOLDER_PREFIX, check,
+        )  # fmt: skip
+        if walked is not None:
+            walked_states, walked_missed = walked
+            return _planned(rows, walked_states, record, walked_missed)
     # The host's dicts, read as it sent them: each value is checked here before it is used.
     host: Sequence[Any] = messages
     states: list[Any] = []  # the rows' state dicts (None where a check failed)
@@ -170,8 +211,14 @@ def _plan_rows(messages: Sequence[Message], rows: Rows, record: bool, trusted_be
         if write:
             _put_back(states, rows.fields, olds)
         return None
+    return _planned(rows, states, record, missed)
+
+
+def _planned(rows: Rows, states: list[Any], record: bool, missed: bool) -> Patches:
+    """The patches of rows whose states were found (None where a check failed), recorded in ``rows.fits`` with ``record``."""
     if record:
         # In one store, then the misses (few): a store per row would be a call per row.
+        fits = rows.fits
         fits[:] = bytes((FIT,)) * len(states)
         if missed:
             for index, reached in enumerate(states):

@@ -29,6 +29,8 @@ def _package(tmp_path: Path) -> Path:
         (root / folder / "__init__.py").write_text("")
         (root / folder / "mod.py").write_text(f"NAME = {folder!r}\n")
     (root / "model" / "continuity.py").write_text("LEFT = True\n")
+    for source in compiled.native_sources(root):
+        source.write_text("/* C */\n")
     return root
 
 
@@ -62,6 +64,15 @@ def test_an_edited_source_sends_the_whole_group_back_to_plain_python(tmp_path: P
     root = _package(tmp_path)
     _build(root)
     (root / "budget" / "mod.py").write_text("NAME = 'edited'\n")
+    assert "changed since the build" in (compiled._reason_for_python(root) or "")
+
+
+def test_an_edited_c_source_sends_the_whole_group_back_to_plain_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
+    root = _package(tmp_path)
+    _build(root)
+    for source in compiled.native_sources(root):
+        source.write_text("/* edited */\n")
     assert "changed since the build" in (compiled._reason_for_python(root) or "")
 
 
