@@ -99,7 +99,9 @@ def loaded(path: Path, width: int = 1100, height: int = 1400) -> Iterator[Page]:
 
     binary = chromium_binary()
     assert binary is not None, missing_reason()
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes can still be writing the profile when the browser itself has
+    # exited: a file left behind in a temporary folder must not fail the test that used it.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0",
              f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
