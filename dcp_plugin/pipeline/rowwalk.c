@@ -86,6 +86,23 @@ static PyObject *peek(PyObject *dict, PyObject *key) {
     return value;
 }
 
+static void follow(PyObject **slot, PyObject *next, int to_write) {
+    /* Hold ``next`` (a new reference, or NULL) in place of what ``slot`` held, and ask for it ahead. */
+    replace(slot, next);
+    if (next == NULL) return;
+    if (to_write) AHEAD_TO_WRITE(next);
+    else AHEAD(next);
+}
+
+static void ahead_item(PyObject *dict, PyObject *key, int to_write) {
+    /* Ask ahead for dict[key], which the row's check reads (or overwrites), without keeping it. */
+    PyObject *item = peek(dict, key);
+    if (item == NULL) return;
+    if (to_write) AHEAD_TO_WRITE(item);
+    else AHEAD(item);
+    Py_DECREF(item);
+}
+
 /* The blocks in flight (block b in slot b % HOPS): what each of its rows has reached so far, held. */
 typedef struct {
     PyObject *held[HOPS][BLOCK];
@@ -111,8 +128,7 @@ static void hop(Ahead *ahead, int step, PyObject *host, PyObject *messages, PyOb
     case 0: /* the message */
         for (r = 0; r < count; r++) {
             part_at[r] = index_at(parts, start + r);
-            held[r] = list_item(host, index_at(messages, start + r));
-            if (held[r] != NULL) AHEAD(held[r]);
+            follow(&held[r], list_item(host, index_at(messages, start + r)), 0);
         }
         break;
     case 1:
@@ -120,10 +136,7 @@ static void hop(Ahead *ahead, int step, PyObject *host, PyObject *messages, PyOb
         for (r = 0; r < count; r++) ahead_dict(held[r]);
         break;
     case 2: /* its parts */
-        for (r = 0; r < count; r++) {
-            replace(&held[r], peek(held[r], k_parts));
-            if (held[r] != NULL) AHEAD(held[r]);
-        }
+        for (r = 0; r < count; r++) follow(&held[r], peek(held[r], k_parts), 0);
         break;
     case 3:
         for (r = 0; r < count; r++) {
@@ -133,20 +146,12 @@ static void hop(Ahead *ahead, int step, PyObject *host, PyObject *messages, PyOb
         }
         break;
     case 4: /* the part */
-        for (r = 0; r < count; r++) {
-            replace(&held[r], list_item(held[r], part_at[r]));
-            if (held[r] != NULL) AHEAD(held[r]);
-        }
+        for (r = 0; r < count; r++) follow(&held[r], list_item(held[r], part_at[r]), 0);
         break;
     case 6: /* its call id and tool state */
         for (r = 0; r < count; r++) {
-            PyObject *call_id = peek(held[r], k_call_id);
-            if (call_id != NULL) {
-                AHEAD(call_id);
-                Py_DECREF(call_id);
-            }
-            replace(&held[r], peek(held[r], k_state));
-            if (held[r] != NULL) AHEAD_TO_WRITE(held[r]);
+            ahead_item(held[r], k_call_id, 0);
+            follow(&held[r], peek(held[r], k_state), 1);
         }
         break;
     case 7:
@@ -158,17 +163,9 @@ static void hop(Ahead *ahead, int step, PyObject *host, PyObject *messages, PyOb
         break;
     case 8: /* the state's output, status and time */
         for (r = 0; r < count; r++) {
-            PyObject *output = peek(held[r], k_output), *status = peek(held[r], k_status);
-            if (output != NULL) {
-                AHEAD_TO_WRITE(output);
-                Py_DECREF(output);
-            }
-            if (status != NULL) {
-                AHEAD(status);
-                Py_DECREF(status);
-            }
-            replace(&held[r], peek(held[r], k_time));
-            if (held[r] != NULL) AHEAD(held[r]);
+            ahead_item(held[r], k_output, 1);
+            ahead_item(held[r], k_status, 0);
+            follow(&held[r], peek(held[r], k_time), 0);
         }
         break;
     default: /* the time's table; the block's objects are let go */

@@ -229,10 +229,16 @@ def test_a_host_emptied_by_its_own_key_midway_is_survived() -> None:
 
 @needs_walk
 def test_the_c_walk_returns_the_states_it_wrote() -> None:
+    walk = patches.NATIVE_WALK
+    assert walk is not None
     messages = copy.deepcopy(MESSAGES)
-    planned = patches.plan(messages, STATE.applied, write=True, record=False)
-    assert len(planned) > 20
-    for decision, state in planned:
+    walked = walk(messages, ROWS.messages, ROWS.parts, ROWS.calls, ROWS.lengths, ROWS.fields, ROWS.values,
+                  bytearray(len(ROWS.fits)), 0, True, "[dcp:", lambda i, s: patches.still_fits(ROWS.decisions[i], s))  # fmt: skip
+    assert walked is not None
+    states, _ = walked
+    written = [(d, s) for d, s in zip(ROWS.decisions, states, strict=True) if s is not None]
+    assert len(written) > 20
+    for decision, state in written:
         record = decision.record
         assert messages[record.message_index]["parts"][record.part_index]["state"] is state
         assert state[decision.field] == decision.value
